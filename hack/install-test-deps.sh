@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what the tests of rendered output need: Debian's cloud-init (for
+# `cloud-init schema`) and shellcheck. Does nothing when both are present.
+set -euo pipefail
+missing=()
+command -v cloud-init >/dev/null 2>&1 || missing+=(cloud-init)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "[install-test-deps] installing ${missing[*]} from Debian (about a minute)" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq >/dev/null
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

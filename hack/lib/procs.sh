@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# Process helpers for the local cluster. Sourced by hack/local-cluster.sh.
+# Every process we start gets a pid file in $RUN; stop_proc only ever signals those pids.
+
+log() { echo "[local-cluster] $*" >&2; }
+die() { echo "[local-cluster] error: $*" >&2; exit 1; }
+
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on and that no other
+# caller of free_port has handed out from this state dir. A port can still be taken
+# between this check and the bind; start_proc's callers fail loudly if that happens.
+free_port() {
+  local port i
+  for i in $(seq 1 200); do
+    port=$(( 20000 + RANDOM % 30000 ))
+    if ss -Htln "sport = :$port" 2>/dev/null | grep -q .; then continue; fi
+    if grep -qx "$port" "$RUN/ports" 2>/dev/null; then continue; fi
+    echo "$port" >>"$RUN/ports"
+    echo "$port"
+    return 0
+  done
+  die "no free port found"
+}
+
+# start_proc NAME CMD...: runs CMD in its own session (so it outlives this script),
+# logs to $RUN/NAME.log and records its pid in $RUN/NAME.pid.
+start_proc() {
+  local name=$1; shift
+  # The child writes its own pid and then execs, so the pid file names the real process.
+  setsid bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/$name.pid" "$@" >"$RUN/$name.log" 2>&1 </dev/null &
+  local i
+  for i in $(seq 1 50); do
+    [ -s "$RUN/$name.pid" ] && return 0
+    sleep 0.1
+  done
+  die "$name did not start"
+}
+
+# alive NAME: whether the process of NAME's pid file runs.
+alive() {
+  local pid
+  pid=$(cat "$RUN/$1.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# stop_proc NAME: SIGTERM, then SIGKILL after 10 s, the process of NAME's pid file.
+stop_proc() {
+  local name=$1 pid i
+  pid=$(cat "$RUN/$name.pid" 2>/dev/null) || return 0
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "$name (pid $pid) ignored SIGTERM; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$RUN/$name.pid"
+}
+
+# wait_for NAME SECONDS CMD...: polls CMD every 0.2 s until it succeeds; on timeout,
+# or if process NAME died, prints the tail of NAME's log and fails.
+wait_for() {
+  local name=$1 seconds=$2; shift 2
+  local deadline=$(( $(date +%s) + seconds ))
+  until "$@" >/dev/null 2>&1; do
+    if ! alive "$name"; then
+      tail -n 30 "$RUN/$name.log" >&2 || true
+      die "$name exited (log: $RUN/$name.log)"
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      tail -n 30 "$RUN/$name.log" >&2 || true
+      die "$name not ready after ${seconds}s (log: $RUN/$name.log)"
+    fi
+    sleep 0.2
+  done
+}
+
+# elapsed START: seconds since START (from date +%s.%N), one decimal.
+elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }

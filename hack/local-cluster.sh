@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# A real local cluster on 127.0.0.1: etcd, kube-apiserver with the aggregation layer,
+# the OSP and MachineDeployment CRDs, and osm-apiserver registered as an APIService.
+# Used by `make demo` and by test/e2e.
+#
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       everything below, in order (~20 s warm)
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh cluster  certs, etcd, kube-apiserver, CRDs
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh osm      (re)start osm-apiserver, register the APIService
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh down     stop what this dir started, remove DIR
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh status
+#
+# Environment:
+#   OSM_CLUSTER_DIR        state dir (required): certs, data, logs, pid files, kubeconfig, env
+#   OSM_APISERVER_BIN      osm-apiserver binary (default: bin/osm-apiserver)
+#   OSM_APISERVER_ARGS     extra flags for osm-apiserver, split on whitespace
+#   OSM_OSP_CRD            OSP CRD file (default: artifacts/crd/...operatingsystemprofiles.yaml)
+#   OSM_MD_CRD             MachineDeployment CRD file (default: hack/testdata/machinedeployment-crd.yaml)
+#   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
+#                          so a killed test binary leaves no processes behind)
+#
+# Ports are picked free at random, so several clusters (a demo and a test run) coexist.
+# $OSM_CLUSTER_DIR/env records them; source it for KUBECONFIG and KUBECTL.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/lib/procs.sh
+. "$REPO/hack/lib/procs.sh"
+# shellcheck source=hack/lib/certs.sh
+. "$REPO/hack/lib/certs.sh"
+
+[ -n "${OSM_CLUSTER_DIR:-}" ] || die "set OSM_CLUSTER_DIR to the state directory"
+mkdir -p "$OSM_CLUSTER_DIR"
+DIR="$(cd "$OSM_CLUSTER_DIR" && pwd)"
+PKI="$DIR/pki"
+RUN="$DIR/run"
+KUBECONFIG_ADMIN="$DIR/kubeconfig"
+APISERVICE=v1alpha1.osm.k8c.io
+
+kc() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+
+binaries() {
+  if [ ! -x "${BIN_DIR:-}/kube-apiserver" ]; then
+    BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh")"
+  fi
+}
+
+# write_kubeconfig FILE CERT: a kubeconfig for kube-apiserver with client cert CERT.
+write_kubeconfig() {
+  local file=$1 cert=$2
+  local k=("$BIN_DIR/kubectl" --kubeconfig "$file")
+  "${k[@]}" config set-cluster local --server "https://127.0.0.1:$KUBE_PORT" \
+    --certificate-authority "$PKI/ca.crt" --embed-certs >/dev/null
+  "${k[@]}" config set-credentials user --client-certificate "$PKI/$cert.crt" \
+    --client-key "$PKI/$cert.key" --embed-certs >/dev/null
+  "${k[@]}" config set-context local --cluster local --user user >/dev/null
+  "${k[@]}" config use-context local >/dev/null
+}
+
+start_etcd() {
+  local t
+  t=$(date +%s.%N)
+  ETCD_PORT=$(free_port)
+  local peer
+  peer=$(free_port)
+  log "starting etcd on 127.0.0.1:$ETCD_PORT (~1 s)"
+  start_proc etcd "$BIN_DIR/etcd" --name local --data-dir "$DIR/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --initial-cluster "local=http://127.0.0.1:$peer" --unsafe-no-fsync --log-level warn
+  wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+  log "etcd ready in $(elapsed "$t")s"
+}
+
+start_kube_apiserver() {
+  local t
+  t=$(date +%s.%N)
+  KUBE_PORT=$(free_port)
+  log "starting kube-apiserver on https://127.0.0.1:$KUBE_PORT (~5 s)"
+  start_proc kube-apiserver "$BIN_DIR/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$KUBE_PORT" \
+    --endpoint-reconciler-type none \
+    --tls-cert-file "$PKI/kube-apiserver.crt" --tls-private-key-file "$PKI/kube-apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" \
+    --authorization-mode Node,RBAC --enable-bootstrap-token-auth \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/16 \
+    --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" \
+    --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User \
+    --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$PKI/front-proxy-client.crt" \
+    --proxy-client-key-file "$PKI/front-proxy-client.key"
+  write_kubeconfig "$KUBECONFIG_ADMIN" admin
+  wait_for kube-apiserver 90 kc get --raw /readyz
+  log "kube-apiserver ready in $(elapsed "$t")s"
+}
+
+# osp_crd prints the OSP CRD to install: ours from artifacts/, else upstream's from
+# ../shared (a fallback for development while artifacts/ has none).
+osp_crd() {
+  local ours="$REPO/artifacts/crd/operatingsystemmanager.k8c.io_operatingsystemprofiles.yaml"
+  local upstream="$REPO/../shared/upstream-osm/deploy/crd/operatingsystemmanager.k8c.io_operatingsystemprofiles.yaml"
+  if [ -n "${OSM_OSP_CRD:-}" ]; then echo "$OSM_OSP_CRD"
+  elif [ -f "$ours" ]; then echo "$ours"
+  elif [ -f "$upstream" ]; then log "warning: $ours is missing; using upstream's OSP CRD"; echo "$upstream"
+  else die "no OSP CRD: $ours is missing"
+  fi
+}
+
+# bootstrap installs what osm-apiserver reads: CRDs, the cluster-info ConfigMap that
+# nodes discover the API server from, and the namespace of the Secrets it writes.
+bootstrap() {
+  local t
+  t=$(date +%s.%N)
+  log "installing CRDs, cluster-info and namespaces (~3 s)"
+  kc apply --server-side -f "$(osp_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
+  kc wait --for condition=Established --timeout 60s \
+    crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/machinedeployments.cluster.k8s.io >/dev/null
+  # kube-apiserver creates kube-public and kube-system shortly after /readyz.
+  local i
+  for i in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done
+  local info="$DIR/cluster-info.kubeconfig"
+  # Shaped as kubeadm writes it: one cluster with an empty name, no credentials.
+  cat >"$info" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: ""
+  cluster:
+    server: https://127.0.0.1:$KUBE_PORT
+    certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")
+contexts: null
+current-context: ""
+preferences: {}
+users: null
+KUBECONFIG
+  kc -n kube-public create configmap cluster-info --from-file kubeconfig="$info" \
+    --dry-run=client -o yaml | kc apply --server-side -f - >/dev/null
+  kc create namespace cloud-init-settings --dry-run=client -o yaml | kc apply --server-side -f - >/dev/null
+  log "bootstrap done in $(elapsed "$t")s"
+}
+
+save_env() {
+  cat >"$DIR/env" <<ENV
+# written by hack/local-cluster.sh; source it
+export KUBECONFIG="$KUBECONFIG_ADMIN"
+export KUBECTL="$BIN_DIR/kubectl"
+BIN_DIR="$BIN_DIR"
+ETCD_PORT=$ETCD_PORT
+KUBE_PORT=$KUBE_PORT
+OSM_PORT=${OSM_PORT:-}
+ENV
+}
+
+load_env() {
+  [ -f "$DIR/env" ] || die "no cluster in $DIR (run: hack/local-cluster.sh up)"
+  # shellcheck disable=SC1091
+  . "$DIR/env"
+}
+
+cmd_cluster() {
+  binaries
+  mkdir -p "$RUN"
+  alive kube-apiserver && die "a cluster already runs in $DIR"
+  local t
+  t=$(date +%s.%N)
+  log "creating CA, serving and client certificates in $PKI (~1 s)"
+  make_pki
+  start_etcd
+  start_kube_apiserver
+  OSM_PORT=""
+  save_env
+  bootstrap
+  if [ -n "${OSM_CLUSTER_WATCH_PID:-}" ]; then
+    start_proc watchdog bash "$REPO/hack/local-cluster.sh" _watchdog "$OSM_CLUSTER_WATCH_PID"
+  fi
+  log "cluster up in $(elapsed "$t")s"
+}
+
+# shellcheck source=hack/lib/osm.sh
+. "$REPO/hack/lib/osm.sh"
+
+cmd_down() {
+  [ -d "$RUN" ] || { rm -rf "$DIR"; return 0; }
+  log "stopping the processes started from $DIR"
+  # The watchdog calls down itself; it must not stop itself half-way.
+  [ -n "${OSM_IN_WATCHDOG:-}" ] || stop_proc watchdog
+  stop_proc osm-apiserver
+  stop_proc kube-apiserver
+  stop_proc etcd
+  rm -rf "$DIR"
+}
+
+cmd_status() {
+  load_env
+  local p
+  for p in etcd kube-apiserver osm-apiserver watchdog; do
+    if alive "$p"; then echo "$p: running (pid $(cat "$RUN/$p.pid"))"; else echo "$p: stopped"; fi
+  done
+  echo "kubeconfig: $KUBECONFIG_ADMIN"
+}
+
+cmd_watchdog() {
+  local pid=$1
+  while kill -0 "$pid" 2>/dev/null; do sleep 1; done
+  OSM_IN_WATCHDOG=1 cmd_down
+}
+
+case "${1:-}" in
+  up) cmd_cluster; cmd_osm ;;
+  cluster) cmd_cluster ;;
+  osm) cmd_osm ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  _watchdog) cmd_watchdog "$2" ;;
+  *) die "usage: OSM_CLUSTER_DIR=DIR $0 up|cluster|osm|down|status" ;;
+esac

@@ -120,8 +120,7 @@ bootstrap() {
   kc wait --for condition=Established --timeout 60s \
     crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/machinedeployments.cluster.k8s.io >/dev/null
   # kube-apiserver creates kube-public and kube-system shortly after /readyz.
-  local i
-  for i in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done
+  for _ in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done
   local info="$DIR/cluster-info.kubeconfig"
   # Shaped as kubeadm writes it: one cluster with an empty name, no credentials.
   cat >"$info" <<KUBECONFIG

@@ -9,8 +9,8 @@ die() { echo "[local-cluster] error: $*" >&2; exit 1; }
 # caller of free_port has handed out from this state dir. A port can still be taken
 # between this check and the bind; start_proc's callers fail loudly if that happens.
 free_port() {
-  local port i
-  for i in $(seq 1 200); do
+  local port
+  for _ in $(seq 1 200); do
     port=$(( 20000 + RANDOM % 30000 ))
     if ss -Htln "sport = :$port" 2>/dev/null | grep -q .; then continue; fi
     if grep -qx "$port" "$RUN/ports" 2>/dev/null; then continue; fi
@@ -26,9 +26,9 @@ free_port() {
 start_proc() {
   local name=$1; shift
   # The child writes its own pid and then execs, so the pid file names the real process.
+  # shellcheck disable=SC2016 # $$ and $@ belong to the child shell
   setsid bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/$name.pid" "$@" >"$RUN/$name.log" 2>&1 </dev/null &
-  local i
-  for i in $(seq 1 50); do
+  for _ in $(seq 1 50); do
     [ -s "$RUN/$name.pid" ] && return 0
     sleep 0.1
   done
@@ -44,11 +44,11 @@ alive() {
 
 # stop_proc NAME: SIGTERM, then SIGKILL after 10 s, the process of NAME's pid file.
 stop_proc() {
-  local name=$1 pid i
+  local name=$1 pid
   pid=$(cat "$RUN/$name.pid" 2>/dev/null) || return 0
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `make demo` / `make demo-down`: osm-apiserver on a local cluster in .demo/, with the
+# default OperatingSystemProfiles and a few sample MachineDeployments.
+#
+#   hack/demo.sh up     start everything in the background (~20 s; the first run also
+#                       builds kube-apiserver, kubectl and etcd: ~10 minutes)
+#   hack/demo.sh down   stop everything it started and remove .demo/
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export OSM_CLUSTER_DIR="$REPO/.demo"
+SAMPLES="$REPO/hack/testdata/demo"
+
+say() { echo "[demo] $*" >&2; }
+
+# default_osps prints the default OSP files to install, if the repo ships them as files.
+default_osps() {
+  local f
+  for f in "$REPO"/artifacts/default-osps/*.yaml; do
+    [ -f "$f" ] && echo "$f"
+  done
+  return 0
+}
+
+up() {
+  if [ -f "$OSM_CLUSTER_DIR/env" ] && "$REPO/hack/local-cluster.sh" status 2>/dev/null | grep -q '^osm-apiserver: running'; then
+    say "already running (make demo-down stops it)"
+  else
+    if [ ! -x "${XDG_CACHE_HOME:-$HOME/.cache}/osm-apiserver/bin/kube-v1.37.1_etcd-v3.7.0/kube-apiserver" ] && [ -z "${OSM_CACHE_DIR:-}" ]; then
+      say "first run: building kube-apiserver, kubectl and etcd from the Go module proxy (~10 minutes, once)"
+    fi
+    "$REPO/hack/build-cluster-binaries.sh" >/dev/null
+    "$REPO/hack/local-cluster.sh" up || {
+      say "failed; logs are in $OSM_CLUSTER_DIR/run/ (make demo-down cleans up)"
+      exit 1
+    }
+  fi
+  # shellcheck disable=SC1091
+  . "$OSM_CLUSTER_DIR/env"
+  local kc=("$KUBECTL" --kubeconfig "$KUBECONFIG")
+
+  local osps f args=()
+  mapfile -t osps < <(default_osps)
+  for f in "${osps[@]}"; do args+=(-f "$f"); done
+  if [ ${#osps[@]} -gt 0 ]; then
+    say "installing ${#osps[@]} default OperatingSystemProfiles from artifacts/default-osps"
+    "${kc[@]}" apply --server-side --force-conflicts "${args[@]}" >/dev/null
+  else
+    say "waiting for osm-apiserver to install the default OperatingSystemProfiles"
+  fi
+  say "creating sample MachineDeployments from hack/testdata/demo"
+  "${kc[@]}" apply --server-side -f "$SAMPLES" >/dev/null
+
+  local want deadline
+  want=$(find "$SAMPLES" -name '*.yaml' | wc -l)
+  deadline=$(( $(date +%s) + 60 ))
+  until [ "$("${kc[@]}" get osc -A --no-headers 2>/dev/null | wc -l)" -ge "$want" ]; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      say "only $("${kc[@]}" get osc -A --no-headers 2>/dev/null | wc -l) of $want OperatingSystemConfigs after 60 s"
+      say "osm-apiserver log: $OSM_CLUSTER_DIR/run/osm-apiserver.log"
+      break
+    fi
+    sleep 0.5
+  done
+
+  echo
+  echo "\$ kubectl get osc -A"
+  "${kc[@]}" get osc -A
+  cat <<USAGE
+
+The demo cluster runs in the background (etcd, kube-apiserver, osm-apiserver; logs in .demo/run/).
+Use it with:
+
+  export KUBECONFIG=$KUBECONFIG
+  alias kubectl=$KUBECTL
+  kubectl get osc -A                                      # one OperatingSystemConfig per MachineDeployment
+  kubectl get osc -n kube-system ubuntu-aws -o yaml       # the rendered files and units (tokens redacted)
+  kubectl get provisioningpayloads -A                     # bootstrap and provisioning user-data, sizes, limits
+  kubectl get --raw /apis/osm.k8c.io/v1alpha1/namespaces/kube-system/provisioningpayloads/ubuntu-aws-bootstrap
+  kubectl explain osc.spec
+  kubectl get osc -A -w                                   # then edit an MD or an OSP in another shell
+
+Stop it with: make demo-down
+USAGE
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) "$REPO/hack/local-cluster.sh" down ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac

@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+)
+
+// env is the cluster every test talks to; TestMain sets it up once.
+var env struct {
+	repo       string
+	dir        string // the harness's state dir
+	kubeconfig string
+	kubectl    string
+	config     *rest.Config
+	kube       kubernetes.Interface
+	osm        osmclient.Interface
+	dynamic    dynamic.Interface
+}
+
+// testNamespace holds the MachineDeployments of testdata/machinedeployments.yaml.
+const testNamespace = "e2e"
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	start := time.Now()
+	if err := setUp(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: set-up failed after %s: %v\n", time.Since(start).Round(time.Millisecond), err)
+		dumpLogs()
+		tearDown()
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: cluster, osm-apiserver and fixtures ready in %s\n", time.Since(start).Round(time.Millisecond))
+	code := m.Run()
+	if code != 0 {
+		dumpLogs()
+	}
+	tearDown()
+	return code
+}
+
+func setUp() error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	env.repo = filepath.Clean(filepath.Join(wd, "..", ".."))
+	env.dir, err = os.MkdirTemp("", "osm-e2e-")
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(env.dir, "osm-apiserver")
+	if err := command(5*time.Minute, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
+		return fmt.Errorf("failed to build osm-apiserver: %w", err)
+	}
+	cluster := filepath.Join(env.dir, "cluster")
+	harness := []string{
+		"OSM_CLUSTER_DIR=" + cluster,
+		"OSM_APISERVER_BIN=" + bin,
+		"OSM_APISERVER_ARGS=" + strings.Join(serverArgs(), " "),
+		// A killed test binary must not leave etcd and kube-apiserver behind.
+		fmt.Sprintf("OSM_CLUSTER_WATCH_PID=%d", os.Getpid()),
+	}
+	// The first run builds kube-apiserver, kubectl and etcd (6-10 minutes).
+	if err := command(30*time.Minute, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
+		return err
+	}
+	vars, err := readEnvFile(filepath.Join(cluster, "env"))
+	if err != nil {
+		return err
+	}
+	env.kubeconfig, env.kubectl = vars["KUBECONFIG"], vars["KUBECTL"]
+	if err := newClients(); err != nil {
+		return err
+	}
+	return installFixtures()
+}
+
+// serverArgs are the osm-apiserver flags of the tests, beyond what the harness sets.
+func serverArgs() []string {
+	return nil
+}
+
+func newClients() error {
+	var err error
+	env.config, err = clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	if err != nil {
+		return err
+	}
+	env.config.QPS, env.config.Burst = 200, 400
+	if env.kube, err = kubernetes.NewForConfig(env.config); err != nil {
+		return err
+	}
+	if env.osm, err = osmclient.NewForConfig(env.config); err != nil {
+		return err
+	}
+	env.dynamic, err = dynamic.NewForConfig(env.config)
+	return err
+}
+
+// installFixtures applies testdata/ and waits until osm-apiserver serves an OSC for
+// every MachineDeployment that names a profile.
+func installFixtures() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := kubectlCtx(ctx, "create", "namespace", testNamespace); err != nil {
+		return err
+	}
+	if _, err := kubectlCtx(ctx, "apply", "--server-side", "-f", filepath.Join(env.repo, "test/e2e/testdata")); err != nil {
+		return err
+	}
+	return poll(ctx, time.Minute, func() error {
+		list, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(testNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != 4 {
+			return fmt.Errorf("%d OperatingSystemConfigs in %s, want 4", len(list.Items), testNamespace)
+		}
+		return nil
+	})
+}
+
+func tearDown() {
+	if env.dir == "" {
+		return
+	}
+	harness := []string{"OSM_CLUSTER_DIR=" + filepath.Join(env.dir, "cluster")}
+	if err := command(time.Minute, env.repo, harness, "hack/local-cluster.sh", "down"); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: tear-down: %v\n", err)
+	}
+	if err := os.RemoveAll(env.dir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: tear-down: %v\n", err)
+	}
+}
+
+// dumpLogs prints the end of the servers' logs: the first thing to read when a test fails.
+func dumpLogs() {
+	for _, name := range []string{"kube-apiserver", "osm-apiserver"} {
+		path := filepath.Join(env.dir, "cluster", "run", name+".log")
+		lines, err := tail(path, 60)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "----- last %d lines of %s -----\n%s\n", len(lines), path, strings.Join(lines, "\n"))
+	}
+}
+
+func tail(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return lines, s.Err()
+}
+
+// command runs name with args in dir, streaming its output to stderr.
+func command(timeout time.Duration, dir string, extraEnv []string, name string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// readEnvFile reads the KEY="value" lines of the harness's env file.
+func readEnvFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimPrefix(strings.TrimSpace(line), "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		vars[k] = strings.Trim(v, `"`)
+	}
+	if vars["KUBECONFIG"] == "" || vars["KUBECTL"] == "" {
+		return nil, fmt.Errorf("%s: KUBECONFIG or KUBECTL missing", path)
+	}
+	return vars, nil
+}

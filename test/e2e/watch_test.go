@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/yaml"
+
+	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+)
+
+// TestWatchSeesInputChanges: a watch on OSCs reports a changed MD, a bumped OSP
+// version (for every OSC using it) and a deleted MD. It uses its own OSP and MDs so
+// the other tests keep their fixtures.
+func TestWatchSeesInputChanges(t *testing.T) {
+	ctx := testContext(t)
+	osp := fromFile(t, "osp-e2e-ubuntu.yaml")
+	osp.SetName("e2e-watch")
+	create(ctx, t, osp, "kube-system")
+	for _, name := range []string{"e2e-watch-a", "e2e-watch-b"} {
+		md := fromFile(t, "md-without-profile.yaml")
+		md.SetName(name)
+		md.SetAnnotations(map[string]string{
+			"k8c.io/operating-system-profile":            "e2e-watch",
+			"machinedeployment.clusters.k8s.io/revision": "1",
+		})
+		create(ctx, t, md, testNamespace)
+	}
+	oscs := env.osm.OsmV1alpha1().OperatingSystemConfigs(testNamespace)
+	eventually(t, 30*time.Second, func() error {
+		_, err := oscs.Get(ctx, "e2e-watch-b", getOptions())
+		return err
+	})
+
+	w, err := oscs.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	t.Log("changing the kubelet version of MD e2e-watch-a")
+	patch(ctx, t, mdResource, testNamespace, "e2e-watch-a", `{"metadata":{"annotations":{"machinedeployment.clusters.k8s.io/revision":"2"}},"spec":{"template":{"spec":{"versions":{"kubelet":"1.34.1"}}}}}`)
+	waitForEvents(t, w, watch.Modified, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
+		"e2e-watch-a": func(o *osmv1alpha1.OperatingSystemConfig) bool {
+			return nodeInfo(o) == "kubelet 1.34.1 on aws\n"
+		},
+	})
+
+	t.Log("bumping OSP e2e-watch to v1.1.0 with a changed file")
+	patch(ctx, t, ospResource, "kube-system", "e2e-watch", `{"spec":{"version":"v1.1.0","provisioningConfig":{"files":[{"path":"/etc/e2e/node-info","permissions":644,"content":{"inline":{"data":"v1.1.0: kubelet {{ .KubeVersion }}\n"}}}]}}}`)
+	bumped := func(want string) func(*osmv1alpha1.OperatingSystemConfig) bool {
+		return func(o *osmv1alpha1.OperatingSystemConfig) bool {
+			return o.Status.Profile.Version == "v1.1.0" && nodeInfo(o) == want
+		}
+	}
+	waitForEvents(t, w, watch.Modified, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
+		"e2e-watch-a": bumped("v1.1.0: kubelet 1.34.1\n"),
+		"e2e-watch-b": bumped("v1.1.0: kubelet 1.33.4\n"),
+	})
+
+	t.Log("deleting MD e2e-watch-b")
+	if err := env.dynamic.Resource(mdResource).Namespace(testNamespace).Delete(ctx, "e2e-watch-b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForEvents(t, w, watch.Deleted, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
+		"e2e-watch-b": func(*osmv1alpha1.OperatingSystemConfig) bool { return true },
+	})
+}
+
+// waitForEvents reads w until, for every name in want, an event of type typ arrived
+// whose object satisfies want[name]; other events are skipped.
+func waitForEvents(t *testing.T, w watch.Interface, typ watch.EventType, want map[string]func(*osmv1alpha1.OperatingSystemConfig) bool) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	seen := []string{}
+	for len(want) > 0 {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch closed; still waiting for %s of %v (seen: %v)", typ, keys(want), seen)
+			}
+			osc, isOSC := ev.Object.(*osmv1alpha1.OperatingSystemConfig)
+			if !isOSC {
+				t.Fatalf("watch event %s with %T: %v", ev.Type, ev.Object, ev.Object)
+			}
+			seen = append(seen, fmt.Sprintf("%s %s (profile %s, node-info %q)", ev.Type, osc.Name, osc.Status.Profile.Version, nodeInfo(osc)))
+			if check, ok := want[osc.Name]; ok && ev.Type == typ && check(osc) {
+				delete(want, osc.Name)
+			}
+		case <-timeout:
+			t.Fatalf("no %s event for %v within 30s; seen: %v", typ, keys(want), seen)
+		}
+	}
+}
+
+func nodeInfo(o *osmv1alpha1.OperatingSystemConfig) string {
+	for _, f := range o.Spec.ProvisioningConfig.Files {
+		if f.Path == "/etc/e2e/node-info" && f.Content.Inline != nil {
+			return f.Content.Inline.Data
+		}
+	}
+	return ""
+}
+
+func keys[V any](m map[string]V) []string {
+	var k []string
+	for name := range m {
+		k = append(k, name)
+	}
+	return k
+}
+
+// fromFile reads a one-object YAML file of testdata.
+func fromFile(t testing.TB, name string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return obj
+}
+
+// create creates obj (an OSP or an MD) in ns and deletes it when the test ends.
+func create(ctx context.Context, t testing.TB, obj *unstructured.Unstructured, ns string) {
+	t.Helper()
+	gvr := mdResource
+	if obj.GetKind() == "OperatingSystemProfile" {
+		gvr = ospResource
+	}
+	obj.SetNamespace(ns)
+	if _, err := env.dynamic.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := env.dynamic.Resource(gvr).Namespace(ns).Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("clean-up: %v", err)
+		}
+	})
+}
+
+func patch(ctx context.Context, t testing.TB, gvr schema.GroupVersionResource, ns, name, merge string) {
+	t.Helper()
+	if _, err := env.dynamic.Resource(gvr).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(merge), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,133 @@
+package fetchaccess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+// Writer creates, repairs and deletes the Role and RoleBinding of
+// MachineDeployments. It remembers what it wrote, so steady-state syncs cost no
+// API calls; Forget makes the next Ensure read the objects again.
+type Writer struct {
+	Client kubernetes.Interface
+	// Namespace holds the payload Secrets, the Role and the RoleBinding.
+	Namespace string
+
+	mu      sync.Mutex
+	written map[mdref.Ref][]string
+}
+
+// Ensure makes ref's fetch token able to GET secretNames, and only those.
+func (w *Writer) Ensure(ctx context.Context, ref mdref.Ref, secretNames ...string) error {
+	if w.isWritten(ref, secretNames) {
+		return nil
+	}
+	if err := w.ensureRole(ctx, Role(ref, w.Namespace, secretNames...)); err != nil {
+		return fmt.Errorf("failed to ensure fetch role of %s: %w", ref, err)
+	}
+	if err := w.ensureBinding(ctx, RoleBinding(ref, w.Namespace)); err != nil {
+		return fmt.Errorf("failed to ensure fetch role binding of %s: %w", ref, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.written == nil {
+		w.written = map[mdref.Ref][]string{}
+	}
+	w.written[ref] = append([]string(nil), secretNames...)
+	return nil
+}
+
+// Delete removes ref's Role and RoleBinding.
+func (w *Writer) Delete(ctx context.Context, ref mdref.Ref) error {
+	w.forget(ref)
+	rbac := w.Client.RbacV1()
+	var errs []error
+	if err := rbac.RoleBindings(w.Namespace).Delete(ctx, Name(ref), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("failed to delete fetch role binding of %s: %w", ref, err))
+	}
+	if err := rbac.Roles(w.Namespace).Delete(ctx, Name(ref), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("failed to delete fetch role of %s: %w", ref, err))
+	}
+	return errors.Join(errs...)
+}
+
+// Forget drops what Writer remembers, so that objects changed or deleted by
+// someone else are repaired on the next Ensure.
+func (w *Writer) Forget() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.written = nil
+}
+
+func (w *Writer) forget(ref mdref.Ref) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.written, ref)
+}
+
+func (w *Writer) isWritten(ref mdref.Ref, names []string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	got, ok := w.written[ref]
+	return ok && equality.Semantic.DeepEqual(got, names)
+}
+
+func (w *Writer) ensureRole(ctx context.Context, want *rbacv1.Role) error {
+	roles := w.Client.RbacV1().Roles(want.Namespace)
+	got, err := roles.Get(ctx, want.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = roles.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(got.Rules, want.Rules) && sameMeta(got.ObjectMeta, want.ObjectMeta) {
+		return nil
+	}
+	updated := got.DeepCopy()
+	updated.Rules, updated.Labels, updated.Annotations = want.Rules, want.Labels, want.Annotations
+	_, err = roles.Update(ctx, updated, metav1.UpdateOptions{})
+	return err
+}
+
+func (w *Writer) ensureBinding(ctx context.Context, want *rbacv1.RoleBinding) error {
+	bindings := w.Client.RbacV1().RoleBindings(want.Namespace)
+	got, err := bindings.Get(ctx, want.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = bindings.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(got.Subjects, want.Subjects) && got.RoleRef == want.RoleRef && sameMeta(got.ObjectMeta, want.ObjectMeta) {
+		return nil
+	}
+	if got.RoleRef != want.RoleRef {
+		// roleRef is immutable: replace the binding.
+		if err := bindings.Delete(ctx, want.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		_, err = bindings.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	updated := got.DeepCopy()
+	updated.Subjects, updated.Labels, updated.Annotations = want.Subjects, want.Labels, want.Annotations
+	_, err = bindings.Update(ctx, updated, metav1.UpdateOptions{})
+	return err
+}
+
+func sameMeta(got, want metav1.ObjectMeta) bool {
+	return equality.Semantic.DeepEqual(got.Labels, want.Labels) && equality.Semantic.DeepEqual(got.Annotations, want.Annotations)
+}

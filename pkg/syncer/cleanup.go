@@ -1,0 +1,91 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+// cleanup removes everything written for ref: payload and kubeconfig Secrets,
+// tokens, and the fetch RBAC. It is label-based, so MachineDeployment deletion
+// never waits for us.
+func (c *Controller) cleanup(ctx context.Context, ref mdref.Ref) error {
+	var errs []error
+	secrets, err := c.payloads.Secrets(render.CloudInitSettingsNamespace).List(ref.Selector())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range secrets {
+		if owner, ok := mdref.Owner(s); !ok || owner != ref {
+			continue
+		}
+		err := c.cfg.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("failed to delete secret %s/%s of %s: %w", s.Namespace, s.Name, ref, err))
+		}
+	}
+	errs = append(errs, c.tokens.Delete(ctx, ref), c.rbac.Delete(ctx, ref))
+	return errors.Join(errs...)
+}
+
+// orphans returns the MachineDeployments that objects we wrote belong to but
+// that are gone or no longer name a profile.
+func (c *Controller) orphans(ctx context.Context) (map[mdref.Ref]struct{}, error) {
+	owners := map[mdref.Ref]struct{}{}
+	var errs []error
+	for _, lister := range []func() ([]metav1.Object, error){
+		func() ([]metav1.Object, error) {
+			l, err := c.payloads.List(mdref.ManagedSelector())
+			return objects(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := c.cfg.Secrets.TokenLister().List(mdref.ManagedSelector())
+			return objects(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := c.cfg.Client.RbacV1().Roles(render.CloudInitSettingsNamespace).List(ctx,
+				metav1.ListOptions{LabelSelector: mdref.ManagedSelector().String()})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]metav1.Object, len(l.Items))
+			for i := range l.Items {
+				out[i] = &l.Items[i]
+			}
+			return out, nil
+		},
+	} {
+		objs, err := lister()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, o := range objs {
+			if ref, ok := mdref.Owner(o); ok {
+				owners[ref] = struct{}{}
+			}
+		}
+	}
+	for ref := range owners {
+		md, err := c.mds.Get(ref.Namespace, ref.Name)
+		if err == nil {
+			if _, _, ok := profileOf(md, c.cfg.ProfileNamespace); ok {
+				delete(owners, ref)
+			}
+		}
+	}
+	return owners, errors.Join(errs...)
+}
+
+func objects[T metav1.Object](list []T, err error) ([]metav1.Object, error) {
+	out := make([]metav1.Object, len(list))
+	for i, o := range list {
+		out[i] = o
+	}
+	return out, err
+}

@@ -1,0 +1,158 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
+	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+// Controller syncs MachineDeployments into Secrets. Build one per leadership
+// term with New and Run it; Run removes its event handlers when it returns.
+type Controller struct {
+	cfg      Config
+	queue    workqueue.TypedRateLimitingInterface[string]
+	mds      machinedeployments.Lister
+	payloads corev1listers.SecretLister
+	tokens   *bootstraptoken.Manager
+	rbac     *fetchaccess.Writer
+	recorder record.EventRecorder
+
+	// namespaceReady is set once cloud-init-settings is known to exist.
+	namespaceReady atomic.Bool
+	stopEvents     func()
+}
+
+// New returns a Controller for cfg.
+func New(cfg Config) (*Controller, error) {
+	cfg.complete()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		cfg: cfg,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer"}),
+		mds:      machinedeployments.NewLister(cfg.MachineDeployments.GetIndexer()),
+		payloads: cfg.Secrets.PayloadLister(),
+		tokens: &bootstraptoken.Manager{
+			Client:      cfg.Client,
+			Lister:      cfg.Secrets.TokenLister(),
+			TTL:         cfg.TokenTTL,
+			RenewBefore: cfg.TokenRenewBefore,
+		},
+		rbac:     &fetchaccess.Writer{Client: cfg.Client, Namespace: render.CloudInitSettingsNamespace},
+		recorder: cfg.Recorder,
+	}
+	if c.recorder == nil {
+		broadcaster := record.NewBroadcaster()
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})
+		c.recorder = broadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"})
+		c.stopEvents = broadcaster.Shutdown
+	}
+	return c, nil
+}
+
+// Run syncs until ctx is done.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	if c.stopEvents != nil {
+		defer c.stopEvents()
+	}
+	logger := klog.FromContext(ctx).WithName("syncer")
+	ctx = klog.NewContext(ctx, logger)
+
+	registrations, err := c.addHandlers()
+	defer c.removeHandlers(registrations)
+	if err != nil {
+		return err
+	}
+	synced := []cache.InformerSynced{c.cfg.Secrets.HasSynced}
+	for _, r := range registrations {
+		synced = append(synced, r.registration.HasSynced)
+	}
+	if !cache.WaitForNamedCacheSync("osm-syncer", ctx.Done(), synced...) {
+		return fmt.Errorf("syncer: informers did not sync: %w", ctx.Err())
+	}
+	logger.Info("Starting syncer", "workers", c.cfg.Workers)
+	for range c.cfg.Workers {
+		go wait.UntilWithContext(ctx, c.runWorker, time.Second)
+	}
+	go wait.UntilWithContext(ctx, c.resync, c.cfg.ResyncPeriod)
+	go wait.UntilWithContext(ctx, func(context.Context) { queueDepth.Set(float64(c.queue.Len())) }, time.Second)
+	<-ctx.Done()
+	logger.Info("Stopping syncer")
+	return nil
+}
+
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := time.Now()
+	retryAfter, err := c.sync(ctx, key)
+	observeSync(start, err)
+	switch {
+	case err != nil:
+		klog.FromContext(ctx).Error(err, "Failed to sync MachineDeployment", "machineDeployment", key)
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+		if retryAfter > 0 {
+			c.queue.AddAfter(key, retryAfter)
+		}
+	}
+	return true
+}
+
+// enqueue adds a MachineDeployment key.
+func (c *Controller) enqueue(ref mdref.Ref) {
+	c.queue.Add(ref.String())
+}
+
+// enqueueAll adds every known MachineDeployment.
+func (c *Controller) enqueueAll() {
+	for _, key := range c.cfg.MachineDeployments.GetIndexer().ListKeys() {
+		c.queue.Add(key)
+	}
+}
+
+// resync syncs every MachineDeployment again and sweeps objects of
+// MachineDeployments that are gone, catching deletes missed while we were not
+// the leader or not running.
+func (c *Controller) resync(ctx context.Context) {
+	c.rbac.Forget()
+	c.enqueueAll()
+	orphans, err := c.orphans(ctx)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to look for objects of deleted MachineDeployments")
+	}
+	for ref := range orphans {
+		c.enqueue(ref)
+	}
+}

@@ -1,0 +1,142 @@
+package syncer
+
+import (
+	"fmt"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+type handler struct {
+	informer     cache.SharedInformer
+	registration cache.ResourceEventHandlerRegistration
+}
+
+// addHandlers registers the syncer on every informer it reacts to.
+func (c *Controller) addHandlers() ([]handler, error) {
+	type pair struct {
+		informer cache.SharedInformer
+		funcs    cache.ResourceEventHandler
+	}
+	pairs := []pair{
+		{c.cfg.MachineDeployments, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.onMachineDeployment,
+			UpdateFunc: onChange(c.onMachineDeployment),
+			DeleteFunc: c.onMachineDeployment,
+		}},
+		{c.cfg.Profiles, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.onProfile,
+			UpdateFunc: onChange(c.onProfile),
+			DeleteFunc: c.onProfile,
+		}},
+		// Our own objects: someone else changing or deleting one must be repaired.
+		{c.cfg.Secrets.Tokens, cache.ResourceEventHandlerFuncs{
+			UpdateFunc: onChange(c.onOwned),
+			DeleteFunc: c.onOwned,
+		}},
+		{c.cfg.Secrets.Payloads, cache.ResourceEventHandlerFuncs{
+			UpdateFunc: onChange(c.onOwned),
+			DeleteFunc: c.onOwned,
+		}},
+	}
+	for _, t := range c.cfg.Triggers {
+		all := func(any) { c.enqueueAll() }
+		pairs = append(pairs, pair{t, cache.ResourceEventHandlerFuncs{
+			AddFunc:    all,
+			UpdateFunc: onChange(all),
+			DeleteFunc: all,
+		}})
+	}
+	var handlers []handler
+	for _, p := range pairs {
+		r, err := p.informer.AddEventHandler(p.funcs)
+		if err != nil {
+			return handlers, fmt.Errorf("syncer: failed to add event handler: %w", err)
+		}
+		handlers = append(handlers, handler{p.informer, r})
+	}
+	return handlers, nil
+}
+
+func (c *Controller) removeHandlers(handlers []handler) {
+	for _, h := range handlers {
+		// Removing a handler only fails for a foreign registration.
+		_ = h.informer.RemoveEventHandler(h.registration)
+	}
+}
+
+// onChange turns an update handler into one that skips periodic resyncs of
+// unchanged objects; the syncer has its own resync.
+func onChange(f func(any)) func(old, cur any) {
+	return func(old, cur any) {
+		o, err1 := meta.Accessor(old)
+		n, err2 := meta.Accessor(cur)
+		if err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion() {
+			return
+		}
+		f(cur)
+	}
+}
+
+func (c *Controller) onMachineDeployment(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	c.queue.Add(key)
+}
+
+// onProfile enqueues every MachineDeployment using the profile, so a new
+// profile version is rolled out without waiting for an MD event.
+func (c *Controller) onProfile(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	osp, ok := obj.(*ospv1alpha1.OperatingSystemProfile)
+	if !ok {
+		return
+	}
+	mds, err := c.mds.List("", everything)
+	if err != nil {
+		return
+	}
+	for _, md := range mds {
+		if name, ns, ok := profileOf(md, c.cfg.ProfileNamespace); ok && name == osp.Name && ns == osp.Namespace {
+			c.enqueue(mdref.Ref{Namespace: md.Namespace, Name: md.Name})
+		}
+	}
+}
+
+func (c *Controller) onOwned(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	if ref, ok := mdref.Owner(m); ok {
+		c.enqueue(ref)
+	}
+}
+
+// profileOf returns the OSP an MD names; ok is false if it names none.
+func profileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (name, namespace string, ok bool) {
+	name = md.Annotations[render.AnnotationOSP]
+	if name == "" {
+		return "", "", false
+	}
+	namespace = md.Annotations[render.AnnotationOSPNamespace]
+	if namespace == "" {
+		namespace = defaultNamespace
+	}
+	return name, namespace, true
+}
+
+var everything = labels.Everything()

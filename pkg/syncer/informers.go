@@ -1,0 +1,62 @@
+package syncer
+
+import (
+	"time"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SecretInformers watch the Secrets osm-apiserver writes, and only those (by
+// label): tokens in kube-system, payloads and kubeconfigs in cloud-init-settings.
+// Every replica runs them, leader or not: the API reads tokens through them.
+type SecretInformers struct {
+	factories []informers.SharedInformerFactory
+	// Tokens holds the bootstrap tokens in kube-system.
+	Tokens cache.SharedIndexInformer
+	// Payloads holds the Secrets in cloud-init-settings.
+	Payloads cache.SharedIndexInformer
+}
+
+// NewSecretInformers returns the informers of our Secrets in the cluster of client.
+func NewSecretInformers(client kubernetes.Interface, resync time.Duration) *SecretInformers {
+	selector := func(o *metav1.ListOptions) { o.LabelSelector = mdref.ManagedSelector().String() }
+	tokens := informers.NewSharedInformerFactoryWithOptions(client, resync,
+		informers.WithNamespace(bootstraptoken.Namespace), informers.WithTweakListOptions(selector))
+	payloads := informers.NewSharedInformerFactoryWithOptions(client, resync,
+		informers.WithNamespace(render.CloudInitSettingsNamespace), informers.WithTweakListOptions(selector))
+	return &SecretInformers{
+		factories: []informers.SharedInformerFactory{tokens, payloads},
+		Tokens:    tokens.Core().V1().Secrets().Informer(),
+		Payloads:  payloads.Core().V1().Secrets().Informer(),
+	}
+}
+
+// Start starts the informers; they stop when stop closes.
+func (s *SecretInformers) Start(stop <-chan struct{}) {
+	for _, f := range s.factories {
+		f.Start(stop)
+	}
+}
+
+// HasSynced says whether both informers have listed once.
+func (s *SecretInformers) HasSynced() bool {
+	return s.Tokens.HasSynced() && s.Payloads.HasSynced()
+}
+
+// TokenLister reads the tokens.
+func (s *SecretInformers) TokenLister() corev1listers.SecretLister {
+	return corev1listers.NewSecretLister(s.Tokens.GetIndexer())
+}
+
+// PayloadLister reads the Secrets in cloud-init-settings.
+func (s *SecretInformers) PayloadLister() corev1listers.SecretLister {
+	return corev1listers.NewSecretLister(s.Payloads.GetIndexer())
+}

@@ -1,0 +1,140 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+// payloadSecret returns the Secret machine-controller reads for one payload.
+func payloadSecret(ref mdref.Ref, md *clusterv1alpha1.MachineDeployment, entry *rendercache.Entry, kind osm.PayloadType) *corev1.Secret {
+	annotations := ref.Annotations()
+	annotations[render.AnnotationSecretMDRevision] = md.Annotations[render.AnnotationMDRevision]
+	annotations[render.AnnotationSecretOSPVersion] = entry.Profile.Version
+	annotations[render.AnnotationSecretMDAnnotationsHash] = render.AnnotationsHash(md.Annotations)
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        render.SecretName(ref.Name, ref.Namespace, kind),
+			Namespace:   render.CloudInitSettingsNamespace,
+			Labels:      ref.Labels(string(kind) + "-config"),
+			Annotations: annotations,
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{render.SecretDataKey: []byte(entry.Payload(kind).UserData)},
+	}
+}
+
+// applySecret creates want or updates the existing Secret when its data, type,
+// or our labels and annotations differ. An unchanged Secret is not written, so
+// nothing churns and machine-controller sees no spurious updates.
+func (c *Controller) applySecret(ctx context.Context, want *corev1.Secret) error {
+	secrets := c.cfg.Client.CoreV1().Secrets(want.Namespace)
+	got, err := c.payloads.Secrets(want.Namespace).Get(want.Name)
+	if apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, want, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return wrapWrite(err, "create", want)
+		}
+		// Our cache is behind, or the Secret is not labelled as ours yet.
+		got, err = secrets.Get(ctx, want.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return wrapWrite(err, "get", want)
+	}
+	if got.Type != want.Type {
+		// The type is immutable: replace the Secret.
+		if err := secrets.Delete(ctx, want.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return wrapWrite(err, "replace", want)
+		}
+		_, err := secrets.Create(ctx, want, metav1.CreateOptions{})
+		return wrapWrite(err, "replace", want)
+	}
+	if sameSecret(got, want) {
+		return nil
+	}
+	updated := got.DeepCopy()
+	updated.Data = want.Data
+	updated.Labels = merge(updated.Labels, want.Labels)
+	updated.Annotations = merge(updated.Annotations, want.Annotations)
+	_, err = secrets.Update(ctx, updated, metav1.UpdateOptions{})
+	return wrapWrite(err, "update", want)
+}
+
+func wrapWrite(err error, verb string, s *corev1.Secret) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("failed to %s secret %s/%s: %w", verb, s.Namespace, s.Name, err)
+}
+
+func sameSecret(got, want *corev1.Secret) bool {
+	if len(got.Data) != len(want.Data) || !subset(want.Labels, got.Labels) || !subset(want.Annotations, got.Annotations) {
+		return false
+	}
+	for k, v := range want.Data {
+		if !bytes.Equal(got.Data[k], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// subset says whether every entry of want is in got.
+func subset(want, got map[string]string) bool {
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			return false
+		}
+	}
+	return true
+}
+
+func merge(dst, src map[string]string) map[string]string {
+	if dst == nil {
+		dst = make(map[string]string, len(src))
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
+
+// eventScheme only needs core types: Events on MachineDeployments are recorded
+// against a hand-built ObjectReference.
+var eventScheme = runtime.NewScheme()
+
+func init() {
+	_ = scheme.AddToScheme(eventScheme)
+}
+
+// objectReference refers to md for Events: MachineDeployments are custom
+// resources the event recorder's scheme does not know.
+func objectReference(md *clusterv1alpha1.MachineDeployment) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion:      clusterv1alpha1.SchemeGroupVersion.String(),
+		Kind:            "MachineDeployment",
+		Namespace:       md.Namespace,
+		Name:            md.Name,
+		UID:             md.UID,
+		ResourceVersion: md.ResourceVersion,
+	}
+}

@@ -1,0 +1,148 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
+	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+// tokensPending is how soon a sync is retried when the token informer has not
+// seen tokens just created: rendering now would use no tokens at all.
+const tokensPending = 200 * time.Millisecond
+
+// sync brings everything of one MachineDeployment up to date. retryAfter > 0
+// asks for another sync then (token extension, informer catching up).
+func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Duration, err error) {
+	ref, err := mdref.Parse(key)
+	if err != nil {
+		return 0, nil // Not retryable.
+	}
+	md, err := c.mds.Get(ref.Namespace, ref.Name)
+	if apierrors.IsNotFound(err) {
+		return 0, c.cleanup(ctx, ref)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if _, _, ok := profileOf(md, c.cfg.ProfileNamespace); !ok || md.DeletionTimestamp != nil {
+		return 0, c.cleanup(ctx, ref)
+	}
+	if err := c.ensureNamespace(ctx); err != nil {
+		return 0, err
+	}
+
+	kubelet, fetch, err := c.ensureTokens(ctx, ref)
+	if err != nil {
+		return 0, err
+	}
+	if !c.tokensVisible(ref, kubelet, fetch) {
+		return tokensPending, nil
+	}
+	provisioning := render.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeProvisioning)
+	kubeconfig := render.KubeletBootstrapSecretName(ref.Name, ref.Namespace)
+	if err := c.rbac.Ensure(ctx, ref, provisioning, kubeconfig); err != nil {
+		return 0, err
+	}
+	if err := c.ensureKubeconfig(ctx, ref, kubeconfig, kubelet); err != nil {
+		return 0, err
+	}
+
+	entry := c.render(ctx, md)
+	if entry.Err != nil {
+		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "RenderFailed",
+			"Kept the previous payload Secrets: %v", entry.Err)
+		return 0, fmt.Errorf("failed to render machine deployment %s: %w", ref, entry.Err)
+	}
+	// Provisioning first: the node fetches it as soon as machine-controller,
+	// seeing the bootstrap Secret, creates a VM.
+	for _, kind := range []osm.PayloadType{osm.PayloadTypeProvisioning, osm.PayloadTypeBootstrap} {
+		if err := c.applySecret(ctx, payloadSecret(ref, md, entry, kind)); err != nil {
+			return 0, err
+		}
+	}
+	next := earliest(kubelet.Expiration, fetch.Expiration).Add(-c.cfg.TokenRenewBefore)
+	return max(time.Until(next), time.Second), nil
+}
+
+func (c *Controller) ensureTokens(ctx context.Context, ref mdref.Ref) (kubelet, fetch bootstraptoken.Token, err error) {
+	kubelet, err = c.tokens.Ensure(ctx, bootstraptoken.Request{
+		Ref: ref, Purpose: bootstraptoken.PurposeKubelet, Groups: bootstraptoken.KubeletGroup,
+	})
+	if err != nil {
+		return kubelet, fetch, err
+	}
+	fetch, err = c.tokens.Ensure(ctx, bootstraptoken.Request{
+		Ref: ref, Purpose: bootstraptoken.PurposeFetch, Groups: fetchaccess.Group(ref),
+	})
+	return kubelet, fetch, err
+}
+
+// tokensVisible says whether the token informer, which renders read tokens
+// through, holds the tokens the syncer just ensured.
+func (c *Controller) tokensVisible(ref mdref.Ref, kubelet, fetch bootstraptoken.Token) bool {
+	lister := c.cfg.Secrets.TokenLister()
+	k, ok1 := bootstraptoken.Lookup(lister, ref, bootstraptoken.PurposeKubelet)
+	f, ok2 := bootstraptoken.Lookup(lister, ref, bootstraptoken.PurposeFetch)
+	return ok1 && ok2 && k.Value() == kubelet.Value() && f.Value() == fetch.Value()
+}
+
+func (c *Controller) ensureKubeconfig(ctx context.Context, ref mdref.Ref, name string, tok bootstraptoken.Token) error {
+	cluster, err := c.cfg.Cluster.Cluster()
+	if err != nil {
+		return fmt.Errorf("failed to build bootstrap kubeconfig of %s: %w", ref, err)
+	}
+	secret, err := bootstraptoken.KubeconfigSecret(ref, render.CloudInitSettingsNamespace, name, cluster, tok)
+	if err != nil {
+		return err
+	}
+	return c.applySecret(ctx, secret)
+}
+
+// render calls the Renderer, turning a panic in a broken profile into an error
+// so that one profile cannot take the process down.
+func (c *Controller) render(ctx context.Context, md *clusterv1alpha1.MachineDeployment) (entry *rendercache.Entry) {
+	defer func() {
+		if r := recover(); r != nil {
+			klog.FromContext(ctx).Error(nil, "Render panicked", "machineDeployment", klog.KObj(md), "panic", r)
+			entry = &rendercache.Entry{Err: fmt.Errorf("render panicked: %v", r)}
+		}
+	}()
+	entry = c.cfg.Renderer.Render(ctx, md)
+	if entry == nil {
+		return &rendercache.Entry{Err: fmt.Errorf("renderer returned nothing")}
+	}
+	return entry
+}
+
+func (c *Controller) ensureNamespace(ctx context.Context) error {
+	if c.namespaceReady.Load() {
+		return nil
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: render.CloudInitSettingsNamespace}}
+	_, err := c.cfg.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", ns.Name, err)
+	}
+	c.namespaceReady.Store(true)
+	return nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

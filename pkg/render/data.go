@@ -1,0 +1,100 @@
+package render
+
+import (
+	"net"
+
+	"k8c.io/machine-controller/sdk/providerconfig"
+	"k8c.io/machine-controller/sdk/userdata/amzn2"
+	"k8c.io/machine-controller/sdk/userdata/flatcar"
+	"k8c.io/machine-controller/sdk/userdata/rhel"
+	"k8c.io/machine-controller/sdk/userdata/rockylinux"
+	"k8c.io/machine-controller/sdk/userdata/ubuntu"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+)
+
+// templateData is what OSP templates see as "." (and "$"). Field names and types
+// are the contract with OSPs written for the upstream project (contract.md): the
+// pointer types are deliberate, `{{ if .HTTPProxy }}` and `{{ with .MaxPods }}`
+// must behave as they do there.
+type templateData struct {
+	KubeVersion                string
+	KubeletConfiguration       string
+	KubeletSystemdUnit         string
+	InTreeCCMAvailable         bool
+	CNIVersion                 string
+	ClusterDNSIPs              []net.IP
+	KubernetesCACert           string
+	HostCACert                 string
+	ServerAddress              string
+	CloudConfig                string
+	ContainerRuntime           string
+	CloudProviderName          ospv1alpha1.CloudProvider
+	NetworkConfig              *providerconfig.NetworkConfig
+	ExternalCloudProvider      bool
+	PauseImage                 string
+	InitialTaints              string
+	HTTPProxy                  *string
+	NoProxy                    *string
+	ContainerRuntimeConfig     string
+	ContainerRuntimeAuthConfig string
+	KubeletFeatureGates        map[string]bool
+	RHSubscription             map[string]string
+	NetworkIPFamily            string
+
+	kubeletSettings
+	osSettings
+	bootstrapSettings
+
+	// named holds this render's output of the OSP config's named templates.
+	named map[string]string
+	// bootstrapKubeconfig is built on first use: few OSPs read it.
+	bootstrapKubeconfig *string
+	cluster             *ClusterInfo
+}
+
+// kubeletSettings come from the MachineDeployment's kubelet-config annotations.
+type kubeletSettings struct {
+	KubeReserved                *map[string]string
+	SystemReserved              *map[string]string
+	EvictionHard                *map[string]string
+	MaxPods                     *int32
+	ContainerLogMaxSize         *string
+	ContainerLogMaxFiles        *string
+	ImageGCHighThresholdPercent *int32
+	ImageGCLowThresholdPercent  *int32
+	ImageMinimumGCAge           *metav1.Duration
+	ImageMaximumGCAge           *metav1.Duration
+}
+
+// osSettings are the providerSpec's operatingSystemSpec, per OS.
+type osSettings struct {
+	AmazonLinuxConfig amzn2.Config
+	FlatcarConfig     flatcar.Config
+	RhelConfig        rhel.Config
+	UbuntuConfig      ubuntu.Config
+	RockyLinuxConfig  rockylinux.Config
+}
+
+// bootstrapSettings let the bootstrap payload fetch the provisioning one and the
+// kubelet's bootstrap kubeconfig.
+type bootstrapSettings struct {
+	Token                         string
+	ServerURL                     string
+	SecretName                    string
+	BootstrapKubeconfigSecretName string
+}
+
+// BootstrapKubeconfig is the kubelet's bootstrap kubeconfig (server, CA and
+// bootstrap token), as a template reads `.BootstrapKubeconfig`.
+func (d *templateData) BootstrapKubeconfig() (string, error) {
+	if d.bootstrapKubeconfig == nil {
+		s, err := bootstrapKubeconfig(d.cluster)
+		if err != nil {
+			return "", err
+		}
+		d.bootstrapKubeconfig = &s
+	}
+	return *d.bootstrapKubeconfig, nil
+}

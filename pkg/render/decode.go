@@ -1,0 +1,35 @@
+package render
+
+import (
+	"fmt"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"sigs.k8s.io/yaml"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+)
+
+// DecodeOSP decodes an OperatingSystemProfile manifest (YAML or JSON) strictly:
+// an unknown or duplicate field is an error that names it.
+func DecodeOSP(data []byte) (*ospv1alpha1.OperatingSystemProfile, error) {
+	osp := &ospv1alpha1.OperatingSystemProfile{}
+	if err := yaml.UnmarshalStrict(data, osp); err != nil {
+		return nil, err
+	}
+	if osp.Kind != "OperatingSystemProfile" {
+		return nil, fmt.Errorf("kind is %q, not OperatingSystemProfile", osp.Kind)
+	}
+	return osp, nil
+}
+
+// DecodeMachineDeployment decodes a MachineDeployment manifest strictly.
+func DecodeMachineDeployment(data []byte) (*clusterv1alpha1.MachineDeployment, error) {
+	md := &clusterv1alpha1.MachineDeployment{}
+	if err := yaml.UnmarshalStrict(data, md); err != nil {
+		return nil, err
+	}
+	if md.Kind != "MachineDeployment" {
+		return nil, fmt.Errorf("kind is %q, not MachineDeployment", md.Kind)
+	}
+	return md, nil
+}

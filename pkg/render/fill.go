@@ -1,0 +1,61 @@
+package render
+
+import (
+	"k8c.io/machine-controller/sdk/providerconfig"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+)
+
+// fillData sets the template data that comes from the MachineDeployment, the
+// cluster and the node options.
+func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
+	md := in.MachineDeployment
+	semver, kubeVersion, err := kubeletVersion(md)
+	if err != nil {
+		return err
+	}
+	if d.kubeletSettings, err = kubeletSettingsFrom(md.Annotations); err != nil {
+		return err
+	}
+	if d.ClusterDNSIPs, err = parseIPs(in.Node.ClusterDNSIPs); err != nil {
+		return err
+	}
+	n, c := &in.Node, &in.Cluster
+
+	d.KubeVersion = kubeVersion
+	d.InTreeCCMAvailable = cloudProviderSettings(pc.CloudProvider, n.ExternalCloudProvider)
+	d.ExternalCloudProvider = n.ExternalCloudProvider
+	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider); err != nil {
+		return err
+	}
+	d.KubernetesCACert = c.KubernetesCACert
+	if d.KubernetesCACert == "" {
+		d.KubernetesCACert = c.CACert
+	}
+	d.HostCACert = c.HostCACert
+	d.ServerAddress = serverAddress(c.ServerURL)
+	d.ContainerRuntime = n.ContainerRuntime
+	d.CloudProviderName = ospv1alpha1.CloudProvider(pc.CloudProvider)
+	d.NetworkConfig = pc.Network
+	d.NetworkIPFamily = string(pc.Network.GetIPFamily())
+	d.PauseImage = n.PauseImage
+	d.InitialTaints = n.InitialTaints
+	if n.HTTPProxy != "" {
+		d.HTTPProxy = &n.HTTPProxy
+	}
+	if n.NoProxy != "" {
+		d.NoProxy = &n.NoProxy
+	}
+	if n.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
+		d.ContainerRuntimeConfig = containerdConfig(n)
+	}
+	d.KubeletFeatureGates = n.KubeletFeatureGates
+	if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
+		d.RHSubscription = rhSubscription(&d.RhelConfig)
+	}
+	d.Token = c.CloudInitGetterToken
+	d.ServerURL = c.ServerURL
+	d.SecretName = SecretName(md.Name, md.Namespace, "provisioning")
+	d.BootstrapKubeconfigSecretName = KubeletBootstrapSecretName(md.Name, md.Namespace)
+	return nil
+}

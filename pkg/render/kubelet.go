@@ -1,0 +1,86 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8c.io/machine-controller/sdk/apis/cluster/common"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubeletSettingsFrom reads the kubelet knobs from MachineDeployment annotations
+// (v1.kubelet-config.machine-controller.kubermatic.io/<Knob>). Unset knobs stay
+// nil: the OSP templates carry the defaults (200m/200Mi/1Gi reserved, ...).
+func kubeletSettingsFrom(annotations map[string]string) (kubeletSettings, error) {
+	var s kubeletSettings
+	for name, value := range annotations {
+		knob, ok := strings.CutPrefix(name, KubeletConfigAnnotationPrefix)
+		if !ok {
+			continue
+		}
+		if err := s.set(knob, value); err != nil {
+			return kubeletSettings{}, fmt.Errorf("annotation %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+func (s *kubeletSettings) set(knob, value string) error {
+	var err error
+	switch knob {
+	case common.KubeReservedKubeletConfig:
+		s.KubeReserved = keyValues(value, "=")
+	case common.SystemReservedKubeletConfig:
+		s.SystemReserved = keyValues(value, "=")
+	case common.EvictionHardKubeletConfig:
+		s.EvictionHard = keyValues(value, "<")
+	case common.MaxPodsKubeletConfig:
+		s.MaxPods, err = parseInt32(value)
+	case common.ContainerLogMaxSizeKubeletConfig:
+		s.ContainerLogMaxSize = &value
+	case common.ContainerLogMaxFilesKubeletConfig:
+		s.ContainerLogMaxFiles = &value
+	case common.ImageGCHighThresholdPercent:
+		s.ImageGCHighThresholdPercent, err = parseInt32(value)
+	case common.ImageGCLowThresholdPercent:
+		s.ImageGCLowThresholdPercent, err = parseInt32(value)
+	case common.ImageMinimumGCAge:
+		s.ImageMinimumGCAge, err = parseDuration(value)
+	case common.ImageMaximumGCAge:
+		s.ImageMaximumGCAge, err = parseDuration(value)
+	}
+	return err
+}
+
+// keyValues parses "k1=v1,k2=v2" (EvictionHard: "memory.available<100Mi,...");
+// pairs without the separator are skipped, as upstream does.
+func keyValues(value, sep string) *map[string]string {
+	m := map[string]string{}
+	for pair := range strings.SplitSeq(value, ",") {
+		k, v, ok := strings.Cut(pair, sep)
+		if !ok {
+			continue
+		}
+		m[k] = v
+	}
+	return &m
+}
+
+func parseInt32(value string) (*int32, error) {
+	n, err := strconv.ParseInt(value, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("invalid integer %q", value)
+	}
+	v := int32(n)
+	return &v, nil
+}
+
+func parseDuration(value string) (*metav1.Duration, error) {
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		return nil, fmt.Errorf("invalid duration %q", value)
+	}
+	return &metav1.Duration{Duration: d}, nil
+}

@@ -1,0 +1,153 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8c.io/machine-controller/sdk/providerconfig"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+)
+
+// Renderer renders OSPs for MachineDeployments. It keeps every OSP revision's
+// parsed templates, so only the first render of a revision parses. It is safe
+// for concurrent use.
+type Renderer struct {
+	cache *compileCache
+}
+
+// NewRenderer returns a Renderer with an empty template cache.
+func NewRenderer() *Renderer {
+	return &Renderer{cache: newCompileCache(defaultCacheSize)}
+}
+
+// bufPool holds the buffers templates execute into.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Render renders in.OSP for in.MachineDeployment. Neither is modified.
+func (r *Renderer) Render(in Input) (*Result, error) {
+	osp, md := in.OSP, in.MachineDeployment
+	if osp == nil || md == nil {
+		return nil, errors.New("render needs an OperatingSystemProfile and a MachineDeployment")
+	}
+	mdRef := fmt.Sprintf("machinedeployment %s/%s", md.Namespace, md.Name)
+
+	pc, err := providerConfigOf(md)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", mdRef, err)
+	}
+	data := &templateData{cluster: &in.Cluster}
+	distUpgradeOnBoot, err := loadOSSettings(pc, &data.osSettings)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", mdRef, err)
+	}
+	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
+		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
+	}
+	utility := provisioningUtility(pc, &data.FlatcarConfig)
+	if osp.Spec.ProvisioningUtility != "" && osp.Spec.ProvisioningUtility != utility {
+		return nil, fmt.Errorf("%s: provisioning utility %q does not match %s, which needs %q", osp.Name, osp.Spec.ProvisioningUtility, mdRef, utility)
+	}
+	if pc.Network.IsStaticIPConfig() && pc.OperatingSystem != providerconfig.OperatingSystemFlatcar {
+		return nil, fmt.Errorf("%s: static IP configuration is not supported with %s", mdRef, pc.OperatingSystem)
+	}
+	if err := fillData(data, &in, pc); err != nil {
+		return nil, fmt.Errorf("%s: %w", mdRef, err)
+	}
+
+	compiled, err := r.cache.get(osp, in.Node.ContainerRuntime)
+	if err != nil {
+		return nil, err
+	}
+	boot, err := compiled.bootstrap.render(compiled.name, data)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := compiled.provisioning.render(compiled.name, data)
+	if err != nil {
+		return nil, err
+	}
+	if in.Node.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
+		prov.Files = append(prov.Files, registryHostFiles(&in.Node)...)
+	}
+	if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
+		// Upstream replaces whatever the OSP says with the providerSpec's subscription.
+		for _, c := range []*osm.OSCConfig{&boot, &prov} {
+			if c.CloudInitModules == nil {
+				c.CloudInitModules = &osm.CloudInitModule{}
+			}
+			c.CloudInitModules.RHSubscription = rhSubscription(&data.RhelConfig)
+		}
+	}
+	boot.UserSSHKeys, prov.UserSSHKeys = pc.SSHPublicKeys, pc.SSHPublicKeys
+
+	res := &Result{Config: osm.OperatingSystemConfigSpec{
+		OSName:    string(osp.Spec.OSName),
+		OSVersion: osp.Spec.OSVersion,
+		CloudProvider: osm.CloudProviderSpec{
+			Name: string(pc.CloudProvider),
+			Spec: runtime.RawExtension{Raw: pc.CloudProviderSpec.Raw},
+		},
+		BootstrapConfig:     boot,
+		ProvisioningConfig:  prov,
+		ProvisioningUtility: string(ospv1alpha1.ProvisioningUtilityCloudInit),
+	}}
+	if osp.Spec.ProvisioningUtility != "" {
+		res.Config.ProvisioningUtility = string(osp.Spec.ProvisioningUtility)
+	}
+
+	target := payloadTarget{
+		format:            payloadFormat(utility),
+		cloudProvider:     string(pc.CloudProvider),
+		machineDeployment: md.Name,
+		distUpgradeOnBoot: distUpgradeOnBoot,
+	}
+	if res.Bootstrap, err = target.encode(osm.PayloadTypeBootstrap, &res.Config.BootstrapConfig); err != nil {
+		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
+	}
+	if res.Provisioning, err = target.encode(osm.PayloadTypeProvisioning, &res.Config.ProvisioningConfig); err != nil {
+		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
+	}
+	return res, nil
+}
+
+// render executes one config's templates: named templates first, then files.
+func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConfig, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+
+	data.named = make(map[string]string, len(c.named))
+	for _, t := range c.named {
+		buf.Reset()
+		if err := t.tmpl.Execute(buf, data); err != nil {
+			return osm.OSCConfig{}, templateError(ospName, c.kind+" template "+t.name, t.name, err)
+		}
+		data.named[t.name] = wrapNamedOutput(buf.String())
+	}
+
+	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
+	for i := range c.files {
+		f := &c.files[i]
+		buf.Reset()
+		if err := f.tmpl.Execute(buf, data); err != nil {
+			return osm.OSCConfig{}, templateError(ospName, c.kind+" file "+f.path, f.path, err)
+		}
+		out.Files = append(out.Files, osm.File{
+			Path:        f.path,
+			Permissions: f.permissions,
+			Content:     osm.FileContent{Inline: &osm.FileContentInline{Encoding: f.encoding, Data: buf.String()}},
+		})
+	}
+	if c.units != nil {
+		out.Units = make([]osm.Unit, len(c.units))
+		for i := range c.units {
+			c.units[i].DeepCopyInto(&out.Units[i])
+		}
+	}
+	out.CloudInitModules = c.modules.DeepCopy()
+	return out, nil
+}

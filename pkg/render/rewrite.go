@@ -1,0 +1,73 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template/parse"
+)
+
+// OSPs written for the upstream project call their named templates without
+// passing data ({{ template "name" }}) and still see the render data inside
+// them, because upstream executes every named template with the data first and
+// pastes the output into each file as a literal
+// `{{- define "name" }}\n<output>\n{{- end }}`. We keep that behaviour without
+// re-parsing per render: files are parsed once, every {{ template "name" }} of a
+// named template is rewritten into {{ _osmTemplate $ "name" }}, and a render
+// executes each named template once and hands the output to that call.
+
+// rewriteNamedCalls replaces, in place, every template call to one of names.
+func rewriteNamedCalls(list *parse.ListNode, names map[string]bool) {
+	if list == nil {
+		return
+	}
+	for i, node := range list.Nodes {
+		switch n := node.(type) {
+		case *parse.TemplateNode:
+			if names[n.Name] {
+				list.Nodes[i] = namedCallNode(n)
+			}
+		case *parse.ListNode:
+			rewriteNamedCalls(n, names)
+		case *parse.IfNode:
+			rewriteNamedCalls(n.List, names)
+			rewriteNamedCalls(n.ElseList, names)
+		case *parse.RangeNode:
+			rewriteNamedCalls(n.List, names)
+			rewriteNamedCalls(n.ElseList, names)
+		case *parse.WithNode:
+			rewriteNamedCalls(n.List, names)
+			rewriteNamedCalls(n.ElseList, names)
+		}
+	}
+}
+
+func namedCallNode(t *parse.TemplateNode) *parse.ActionNode {
+	fn := parse.NewIdentifier(namedTemplateFunc).SetPos(t.Pos)
+	root := &parse.VariableNode{NodeType: parse.NodeVariable, Pos: t.Pos, Ident: []string{"$"}}
+	name := &parse.StringNode{NodeType: parse.NodeString, Pos: t.Pos, Quoted: strconv.Quote(t.Name), Text: t.Name}
+	cmd := &parse.CommandNode{NodeType: parse.NodeCommand, Pos: t.Pos, Args: []parse.Node{fn, root, name}}
+	pipe := &parse.PipeNode{NodeType: parse.NodePipe, Pos: t.Pos, Line: t.Line, Cmds: []*parse.CommandNode{cmd}}
+	return &parse.ActionNode{NodeType: parse.NodeAction, Pos: t.Pos, Line: t.Line, Pipe: pipe}
+}
+
+// namedTemplate returns the output of a named template, rendered for this
+// render, as upstream's `define` wrapper would emit it: a leading newline and
+// no trailing white space (nothing at all for an empty output).
+func namedTemplate(root any, name string) (string, error) {
+	d, ok := root.(*templateData)
+	if !ok {
+		return "", fmt.Errorf("template %q can only be called where $ is the render data", name)
+	}
+	out, ok := d.named[name]
+	if !ok {
+		return "", fmt.Errorf("no such template %q", name)
+	}
+	return out, nil
+}
+
+// wrapNamedOutput shapes a named template's output like upstream's define
+// wrapper: "\n" + output, with all trailing white space trimmed by `{{- end }}`.
+func wrapNamedOutput(out string) string {
+	return strings.TrimRight("\n"+out, " \t\r\n")
+}

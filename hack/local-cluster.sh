@@ -35,6 +35,8 @@ PKI="$DIR/pki"
 RUN="$DIR/run"
 KUBECONFIG_ADMIN="$DIR/kubeconfig"
 APISERVICE=v1alpha1.osm.k8c.io
+# kubectl caches discovery per host:port; random ports would litter ~/.kube/cache.
+export KUBECACHEDIR="$DIR/kube-cache"
 
 kc() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 

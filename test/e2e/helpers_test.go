@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,8 @@ func kubectlFails(t testing.TB, args ...string) string {
 
 func kubectlCtx(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, env.kubectl, append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
+	// kubectl caches discovery per host:port; random ports would litter ~/.kube/cache.
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(env.dir, "kube-cache"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"sigs.k8s.io/yaml"
@@ -14,7 +15,7 @@ import (
 func DecodeOSP(data []byte) (*ospv1alpha1.OperatingSystemProfile, error) {
 	osp := &ospv1alpha1.OperatingSystemProfile{}
 	if err := yaml.UnmarshalStrict(data, osp); err != nil {
-		return nil, err
+		return nil, decodeError(err)
 	}
 	if osp.Kind != "OperatingSystemProfile" {
 		return nil, fmt.Errorf("kind is %q, not OperatingSystemProfile", osp.Kind)
@@ -26,10 +27,20 @@ func DecodeOSP(data []byte) (*ospv1alpha1.OperatingSystemProfile, error) {
 func DecodeMachineDeployment(data []byte) (*clusterv1alpha1.MachineDeployment, error) {
 	md := &clusterv1alpha1.MachineDeployment{}
 	if err := yaml.UnmarshalStrict(data, md); err != nil {
-		return nil, err
+		return nil, decodeError(err)
 	}
 	if md.Kind != "MachineDeployment" {
 		return nil, fmt.Errorf("kind is %q, not MachineDeployment", md.Kind)
 	}
 	return md, nil
+}
+
+// decodeError drops the layers sigs.k8s.io/yaml wraps around encoding/json's
+// message: `unknown field "osVersio"` says all.
+func decodeError(err error) error {
+	msg := err.Error()
+	for _, prefix := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return fmt.Errorf("%s", msg)
 }

@@ -116,4 +116,3 @@ func TestRenderBadInput(t *testing.T) {
 		})
 	}
 }
-

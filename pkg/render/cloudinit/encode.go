@@ -3,9 +3,7 @@
 package cloudinit
 
 import (
-	"encoding/base64"
 	"fmt"
-	"unsafe"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
@@ -176,10 +174,4 @@ func appendPermissions(b []byte, p int32) ([]byte, error) {
 	b = append(b, "\n  permissions: '"...)
 	b = append(b, d[:]...)
 	return append(b, '\''), nil
-}
-
-func appendBase64(b []byte, data string) []byte {
-	// The encoder only reads data: viewing the string's bytes saves a copy of
-	// every file on the hot path.
-	return base64.StdEncoding.AppendEncode(b, unsafe.Slice(unsafe.StringData(data), len(data)))
 }

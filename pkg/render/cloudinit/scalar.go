@@ -118,10 +118,11 @@ func literalSafe(s string) bool {
 // appendLiteral appends s, for which literalSafe holds, as a literal block scalar
 // whose lines are indented by indent spaces, two more than the mapping holding it.
 // The chomping indicator keeps a single final newline or its absence exact; the
-// indentation indicator keeps leading spaces of the first line.
+// indentation indicator keeps leading spaces of the first line (and Go YAML
+// parsers need it before a leading tab).
 func appendLiteral(b []byte, s string, indent int) []byte {
 	b = append(b, '|')
-	if s[0] == ' ' {
+	if s[0] == ' ' || s[0] == '\t' {
 		b = append(b, '2')
 	}
 	if !strings.HasSuffix(s, "\n") {

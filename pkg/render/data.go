@@ -43,19 +43,7 @@ type templateData struct {
 	RHSubscription             map[string]string
 	NetworkIPFamily            string
 
-	kubeletSettings
-	osSettings
-	bootstrapSettings
-
-	// named holds this render's output of the OSP config's named templates.
-	named map[string]string
-	// bootstrapKubeconfig is built on first use: few OSPs read it.
-	bootstrapKubeconfig *string
-	cluster             *ClusterInfo
-}
-
-// kubeletSettings come from the MachineDeployment's kubelet-config annotations.
-type kubeletSettings struct {
+	// Kubelet knobs from the MachineDeployment's kubelet-config annotations.
 	KubeReserved                *map[string]string
 	SystemReserved              *map[string]string
 	EvictionHard                *map[string]string
@@ -66,24 +54,26 @@ type kubeletSettings struct {
 	ImageGCLowThresholdPercent  *int32
 	ImageMinimumGCAge           *metav1.Duration
 	ImageMaximumGCAge           *metav1.Duration
-}
 
-// osSettings are the providerSpec's operatingSystemSpec, per OS.
-type osSettings struct {
+	// The providerSpec's operatingSystemSpec, per OS.
 	AmazonLinuxConfig amzn2.Config
 	FlatcarConfig     flatcar.Config
 	RhelConfig        rhel.Config
 	UbuntuConfig      ubuntu.Config
 	RockyLinuxConfig  rockylinux.Config
-}
 
-// bootstrapSettings let the bootstrap payload fetch the provisioning one and the
-// kubelet's bootstrap kubeconfig.
-type bootstrapSettings struct {
+	// What the bootstrap payload needs to fetch the provisioning payload and
+	// the kubelet's bootstrap kubeconfig.
 	Token                         string
 	ServerURL                     string
 	SecretName                    string
 	BootstrapKubeconfigSecretName string
+
+	// named holds this render's output of the OSP config's named templates.
+	named map[string]string
+	// bootstrapKubeconfig is built on first use: few OSPs read it.
+	bootstrapKubeconfig *string
+	cluster             *ClusterInfo
 }
 
 // BootstrapKubeconfig is the kubelet's bootstrap kubeconfig (server, CA and

@@ -14,7 +14,7 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	if err != nil {
 		return err
 	}
-	if d.kubeletSettings, err = kubeletSettingsFrom(md.Annotations); err != nil {
+	if err = setKubeletSettings(d, md.Annotations); err != nil {
 		return err
 	}
 	if d.ClusterDNSIPs, err = parseIPs(in.Node.ClusterDNSIPs); err != nil {

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/template"
+
+	"github.com/Masterminds/semver/v3"
 
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/sprig/v3"
@@ -32,6 +36,9 @@ func buildFuncMap() template.FuncMap {
 		"fromJson":        fromJSON,
 		"fromJsonArray":   fromJSONArray,
 		namedTemplateFunc: namedTemplate,
+		// OSPs compare the kubelet version with semverCompare many times per
+		// render; parsing constraint and version dominated the render's cost.
+		"semverCompare": semverCompareCached,
 	}
 	for name, fn := range extra {
 		m[name] = fn
@@ -105,4 +112,36 @@ func fromJSONArray(s string) []any {
 		a = []any{err.Error()}
 	}
 	return a
+}
+
+// semverCacheSize bounds the memoized semverCompare results: constraints come
+// from OSPs and versions from MachineDeployments, both few in practice.
+const semverCacheSize = 4096
+
+var (
+	semverResults sync.Map // constraint + "\x00" + version -> bool
+	semverCached  atomic.Int32
+)
+
+// semverCompareCached is sprig's semverCompare with its results memoized.
+func semverCompareCached(constraint, version string) (bool, error) {
+	key := constraint + "\x00" + version
+	if v, ok := semverResults.Load(key); ok {
+		return v.(bool), nil
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return false, err
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false, err
+	}
+	ok := c.Check(v)
+	if semverCached.Load() < semverCacheSize {
+		if _, loaded := semverResults.LoadOrStore(key, ok); !loaded {
+			semverCached.Add(1)
+		}
+	}
+	return ok, nil
 }

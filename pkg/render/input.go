@@ -65,7 +65,7 @@ func payloadFormat(p ospv1alpha1.ProvisioningUtility) osm.PayloadFormat {
 }
 
 // loadOSSettings decodes the providerSpec's operatingSystemSpec for its OS.
-func loadOSSettings(pc *providerconfig.Config, s *osSettings) (distUpgradeOnBoot bool, err error) {
+func loadOSSettings(pc *providerconfig.Config, s *templateData) (distUpgradeOnBoot bool, err error) {
 	switch pc.OperatingSystem {
 	case providerconfig.OperatingSystemAmazonLinux2:
 		var c *amzn2.Config

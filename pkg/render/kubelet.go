@@ -10,24 +10,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// kubeletSettingsFrom reads the kubelet knobs from MachineDeployment annotations
+// setKubeletSettings reads the kubelet knobs from MachineDeployment annotations
 // (v1.kubelet-config.machine-controller.kubermatic.io/<Knob>). Unset knobs stay
 // nil: the OSP templates carry the defaults (200m/200Mi/1Gi reserved, ...).
-func kubeletSettingsFrom(annotations map[string]string) (kubeletSettings, error) {
-	var s kubeletSettings
+func setKubeletSettings(s *templateData, annotations map[string]string) error {
 	for name, value := range annotations {
 		knob, ok := strings.CutPrefix(name, KubeletConfigAnnotationPrefix)
 		if !ok {
 			continue
 		}
-		if err := s.set(knob, value); err != nil {
-			return kubeletSettings{}, fmt.Errorf("annotation %s: %w", name, err)
+		if err := setKubeletKnob(s, knob, value); err != nil {
+			return fmt.Errorf("annotation %s: %w", name, err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
-func (s *kubeletSettings) set(knob, value string) error {
+func setKubeletKnob(s *templateData, knob, value string) error {
 	var err error
 	switch knob {
 	case common.KubeReservedKubeletConfig:

@@ -3,6 +3,7 @@ package render
 import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render/cloudinit"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render/ignition"
 )
 
 // payloadTarget is what, beyond the config, shapes a MachineDeployment's payloads.
@@ -21,7 +22,7 @@ func (t payloadTarget) encode(kind osm.PayloadType, cfg *osm.OSCConfig) (Payload
 		err  error
 	)
 	if t.format == osm.PayloadFormatIgnition {
-		data, err = encodeIgnition(*cfg, ignitionOptions{hostname: hostname})
+		data, err = ignition.EncodeWithOptions(*cfg, ignition.Options{Hostname: hostname})
 	} else {
 		data, err = cloudinit.EncodeWithOptions(*cfg, cloudinit.Options{Hostname: hostname, DistUpgradeOnBoot: t.distUpgradeOnBoot})
 	}

@@ -41,7 +41,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
 	}
 	data := &templateData{cluster: &in.Cluster}
-	distUpgradeOnBoot, err := loadOSSettings(pc, &data.osSettings)
+	distUpgradeOnBoot, err := loadOSSettings(pc, data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
 	}

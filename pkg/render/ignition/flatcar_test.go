@@ -1,0 +1,88 @@
+package ignition
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+)
+
+// flatcarOSP is upstream's default Flatcar OSP; see ../shared/upstream-osm/README.md.
+const flatcarOSP = "../../../../shared/upstream-osm/deploy/osps/default/osp-flatcar.yaml"
+
+// loadFlatcarConfigs returns the bootstrap and provisioning configs of upstream's
+// Flatcar OSP, templates left unrendered (to Ignition they are just text), with
+// the container runtime's files added as the render engine adds them.
+func loadFlatcarConfigs(t testing.TB) (bootstrap, provisioning osm.OSCConfig) {
+	t.Helper()
+	raw, err := os.ReadFile(flatcarOSP)
+	if os.IsNotExist(err) {
+		t.Skipf("%s not found (the shared data is outside this repository)", filepath.Base(flatcarOSP))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var osp struct {
+		Spec struct {
+			BootstrapConfig    v1alpha1.OSCConfig `json:"bootstrapConfig"`
+			ProvisioningConfig struct {
+				v1alpha1.OSCConfig         `json:",inline"`
+				SupportedContainerRuntimes []struct {
+					Files []v1alpha1.File `json:"files"`
+				} `json:"supportedContainerRuntimes"`
+			} `json:"provisioningConfig"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &osp); err != nil {
+		t.Fatal(err)
+	}
+	prov := osp.Spec.ProvisioningConfig.OSCConfig
+	prov.Files = append(prov.Files, osp.Spec.ProvisioningConfig.SupportedContainerRuntimes[0].Files...)
+	prov.UserSSHKeys = []string{"ssh-rsa AAAA"}
+	if err := v1alpha1.Convert_v1alpha1_OSCConfig_To_osm_OSCConfig(&osp.Spec.BootstrapConfig, &bootstrap, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.Convert_v1alpha1_OSCConfig_To_osm_OSCConfig(&prov, &provisioning, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(provisioning.Files) == 0 || len(provisioning.Units) == 0 {
+		t.Fatalf("%s: no files or units in provisioningConfig", flatcarOSP)
+	}
+	return bootstrap, provisioning
+}
+
+// TestFlatcarOSP encodes upstream's Flatcar OSP without a warning and checks
+// that Ignition parses the result.
+func TestFlatcarOSP(t *testing.T) {
+	boot, prov := loadFlatcarConfigs(t)
+	for name, cfg := range map[string]osm.OSCConfig{"bootstrap": boot, "provisioning": prov} {
+		t.Run(name, func(t *testing.T) {
+			out, err := EncodeWithOptions(cfg, Options{Hostname: machineNamePlaceholder})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := parse(t, out)
+			if len(got.Storage.Files) != len(cfg.Files)+1 || len(got.Systemd.Units) != len(cfg.Units) {
+				t.Errorf("got %d files and %d units, want %d and %d", len(got.Storage.Files), len(got.Systemd.Units), len(cfg.Files)+1, len(cfg.Units))
+			}
+		})
+	}
+}
+
+// BenchmarkEncode encodes both payloads of upstream's Flatcar OSP, as one render does.
+func BenchmarkEncode(b *testing.B) {
+	boot, prov := loadFlatcarConfigs(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := EncodeWithOptions(boot, Options{Hostname: machineNamePlaceholder}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Encode(prov); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package options
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const testCA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+func TestClusterInfo(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	kubeconfig := write("cluster-info", `apiVersion: v1
+kind: Config
+clusters:
+- name: ""
+  cluster:
+    server: https://foo.bar:6443
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+`)
+	noCA := write("no-ca", "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: https://x}\n")
+	ca := write("ca.crt", testCA)
+	notPEM := write("not-pem", "hello")
+
+	good := ClusterFlags{ClusterInfoKubeconfig: kubeconfig, BootstrapToken: "abcdef.0123456789abcdef", CloudInitGetterToken: "tok", KubernetesCABundle: ca}
+	c, err := good.ClusterInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ServerURL != "https://foo.bar:6443" || c.CACert != testCA || c.KubernetesCACert != testCA || c.BootstrapToken != good.BootstrapToken || c.CloudInitGetterToken != "tok" {
+		t.Errorf("unexpected %+v", c)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		modify func(f *ClusterFlags)
+		want   string
+	}{
+		{"no kubeconfig", func(f *ClusterFlags) { f.ClusterInfoKubeconfig = "" }, "--cluster-info-kubeconfig is required"},
+		{"kubeconfig without CA", func(f *ClusterFlags) { f.ClusterInfoKubeconfig = noCA }, "--cluster-info-kubeconfig " + noCA + ": the cluster has no certificate-authority-data"},
+		{"bad token", func(f *ClusterFlags) { f.BootstrapToken = "abcdef" }, "--bootstrap-token: not of the form ID.SECRET"},
+		{"CA bundle not PEM", func(f *ClusterFlags) { f.KubernetesCABundle = notPEM }, "--kubernetes-ca-bundle " + notPEM + ": no PEM block"},
+		{"missing host CA", func(f *ClusterFlags) { f.HostCABundle = filepath.Join(dir, "nope") }, "--host-ca-bundle: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := good
+			tc.modify(&f)
+			_, err := f.ClusterInfo()
+			if err == nil || err.Error() != tc.want || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

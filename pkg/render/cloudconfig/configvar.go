@@ -1,0 +1,57 @@
+package cloudconfig
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8c.io/machine-controller/sdk/providerconfig"
+)
+
+// resolver reads configVars: literal values directly, references through the
+// Input's Resolve function. The first error sticks, so that generators can read
+// all their fields and check once.
+type resolver struct {
+	resolve func(Reference) (string, error)
+	err     error
+}
+
+// str returns the value of the configVar at field, "" when it is unset.
+func (r *resolver) str(field string, v providerconfig.ConfigVarString) string {
+	if v.Value != "" || r.err != nil {
+		return v.Value
+	}
+	var ref Reference
+	switch {
+	case v.SecretKeyRef.Name != "":
+		ref = Reference{"Secret", v.SecretKeyRef.Namespace, v.SecretKeyRef.Name, v.SecretKeyRef.Key}
+	case v.ConfigMapKeyRef.Name != "":
+		ref = Reference{"ConfigMap", v.ConfigMapKeyRef.Namespace, v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key}
+	default:
+		return ""
+	}
+	if r.resolve == nil {
+		r.err = fmt.Errorf("%s refers to %s; only literal values are supported here", field, ref)
+		return ""
+	}
+	s, err := r.resolve(ref)
+	if err != nil {
+		r.err = fmt.Errorf("%s: %w", field, err)
+	}
+	return s
+}
+
+// bool returns the value of the boolean configVar at field, false when unset.
+func (r *resolver) bool(field string, v providerconfig.ConfigVarBool) bool {
+	if v.Value != nil {
+		return *v.Value
+	}
+	s := r.str(field, providerconfig.ConfigVarString{SecretKeyRef: v.SecretKeyRef, ConfigMapKeyRef: v.ConfigMapKeyRef})
+	if s == "" || r.err != nil {
+		return false
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		r.err = fmt.Errorf("%s: %q is not a boolean", field, s)
+	}
+	return b
+}

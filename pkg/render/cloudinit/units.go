@@ -23,15 +23,13 @@ func appendUnits(b []byte, units []osm.Unit) ([]byte, error) {
 			return nil, fmt.Errorf("unit %q: name: %w", u.Name, err)
 		}
 		b = append(b, '\n')
-		if u.Enable != nil {
-			b = appendBool(b, "    enable: ", *u.Enable)
-			if *u.Enable {
-				b = append(b, "    command: start\n"...)
-			}
+		// Unset means false to coreos-cloudinit; upstream writes it out, so do we.
+		enable, mask := u.Enable != nil && *u.Enable, u.Mask != nil && *u.Mask
+		b = appendBool(b, "    enable: ", enable)
+		if enable {
+			b = append(b, "    command: start\n"...)
 		}
-		if u.Mask != nil {
-			b = appendBool(b, "    mask: ", *u.Mask)
-		}
+		b = appendBool(b, "    mask: ", mask)
 		if u.Content != nil {
 			if b, err = appendText(b, "    content: ", *u.Content, 6); err != nil {
 				return nil, fmt.Errorf("unit %s: content: %w", u.Name, err)

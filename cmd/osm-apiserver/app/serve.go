@@ -1,17 +1,73 @@
 package app
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 func newServeCommand() *cobra.Command {
-	return &cobra.Command{
+	o := NewServeOptions()
+	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the aggregated API server and the syncer (the default)",
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("serve is not implemented yet")
+		Long: `Serve OperatingSystemConfigs and ProvisioningPayloads (osm.k8c.io/v1alpha1),
+rendered from OperatingSystemProfiles for every MachineDeployment, through the
+Kubernetes aggregation layer.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return runServe(cmd, o)
 		},
 	}
+	fss := o.Flags()
+	for _, name := range fss.Order {
+		cmd.Flags().AddFlagSet(fss.FlagSets[name])
+	}
+	setSectionedHelp(cmd, fss)
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, o *ServeOptions) error {
+	ctx := cmd.Context()
+	cfg, err := o.Config(ctx)
+	if err != nil {
+		return err
+	}
+	server, err := cfg.Complete().New()
+	if err != nil {
+		return fmt.Errorf("failed to create the server: %w", err)
+	}
+	return server.Run(ctx.Done())
+}
+
+// setSectionedHelp makes `--help` of cmd print its flags in named sections.
+// Subcommands inheriting the help function keep cobra's default.
+func setSectionedHelp(cmd *cobra.Command, fss cliflag.NamedFlagSets) {
+	defaultHelp, defaultUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	const cols = 0 // no wrapping
+	owner := cmd
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		if c != owner {
+			return defaultUsage(c)
+		}
+		fmt.Fprintf(c.OutOrStderr(), "Usage:\n  %s\n", c.UseLine())
+		cliflag.PrintSections(c.OutOrStderr(), fss, cols)
+		return nil
+	})
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c != owner {
+			defaultHelp(c, args)
+			return
+		}
+		fmt.Fprintf(c.OutOrStdout(), "%s\n\nUsage:\n  %s\n", c.Long, c.UseLine())
+		cliflag.PrintSections(c.OutOrStdout(), fss, cols)
+	})
 }

@@ -1,0 +1,130 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/spf13/pflag"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/options"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+)
+
+// serviceName is the Service in front of osm-apiserver (artifacts/deploy); the
+// self-signed serving certificate is valid for it, because kube-apiserver checks
+// the aggregated server's certificate for <service>.<namespace>.svc.
+const serviceName = "osm-apiserver"
+
+// ServeOptions are the flags of `osm-apiserver serve`: the generic server's
+// recommended options without etcd, as the server stores nothing, plus ours.
+type ServeOptions struct {
+	SecureServing  *genericoptions.SecureServingOptionsWithLoopback
+	Authentication *genericoptions.DelegatingAuthenticationOptions
+	Authorization  *genericoptions.DelegatingAuthorizationOptions
+	Features       *genericoptions.FeatureOptions
+	Logs           *logsapi.LoggingConfiguration
+
+	Node    *options.NodeFlags
+	Cluster *options.ClusterFlags
+
+	// Kubeconfig is the management cluster: OperatingSystemProfiles, the
+	// APIService, delegated authentication and authorization.
+	Kubeconfig string
+	// WorkerClusterKubeconfig is the cluster whose MachineDeployments are served;
+	// empty means the management cluster.
+	WorkerClusterKubeconfig string
+	// Namespace holds the profiles of MDs that don't name a namespace.
+	Namespace string
+	// ServiceNamespace is the namespace of the Service in front of the server,
+	// for the self-signed certificate.
+	ServiceNamespace string
+	// DisableDefaultOSPs keeps the syncer from installing the default profiles.
+	DisableDefaultOSPs bool
+	// RenderCacheSize bounds the render cache, in MachineDeployments.
+	RenderCacheSize int
+	// WatchHistory is how many changes a watch can resume from.
+	WatchHistory int
+}
+
+// NewServeOptions returns the defaults.
+func NewServeOptions() *ServeOptions {
+	o := &ServeOptions{
+		SecureServing:    genericoptions.NewSecureServingOptions().WithLoopback(),
+		Authentication:   genericoptions.NewDelegatingAuthenticationOptions(),
+		Authorization:    genericoptions.NewDelegatingAuthorizationOptions(),
+		Features:         genericoptions.NewFeatureOptions(),
+		Logs:             logsapi.NewLoggingConfiguration(),
+		Node:             options.NewNodeFlags(),
+		Cluster:          &options.ClusterFlags{},
+		Namespace:        "kube-system",
+		ServiceNamespace: "osm-system",
+		RenderCacheSize:  rendercache.DefaultSize,
+		WatchHistory:     changefeed.DefaultHistory,
+	}
+	o.SecureServing.BindPort = 8443
+	o.SecureServing.ServerCert.PairName = "osm-apiserver"
+	// Priority and fairness needs a core client and informers of its own; a
+	// read-only server behind kube-apiserver's own APF does not need it.
+	o.Features.EnablePriorityAndFairness = false
+	return o
+}
+
+// Flags returns the flags in named sections, as `--help` shows them.
+func (o *ServeOptions) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	o.addOSMFlags(fss.FlagSet("osm"))
+	o.Node.AddFlags(fss.FlagSet("node"))
+	o.Cluster.AddFlags(fss.FlagSet("cluster"))
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Authorization.AddFlags(fss.FlagSet("authorization"))
+	o.Features.AddFlags(fss.FlagSet("features"))
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
+	return fss
+}
+
+func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the management cluster (OperatingSystemProfiles, delegated authentication and authorization); default: in-cluster config. Also the default of --authentication-kubeconfig and --authorization-kubeconfig.")
+	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
+	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
+	fs.BoolVar(&o.DisableDefaultOSPs, "disable-default-osps", o.DisableDefaultOSPs, "Don't install the default OperatingSystemProfiles.")
+	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Rendered MachineDeployments kept in memory (least recently used are dropped).")
+	fs.IntVar(&o.WatchHistory, "watch-history", o.WatchHistory, "Changes kept for watches resuming from a resourceVersion; older ones get 410 Gone and list again.")
+}
+
+// Validate checks the options that can be checked without a cluster.
+func (o *ServeOptions) Validate() error {
+	var errs []error
+	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Authorization.Validate()...)
+	errs = append(errs, o.Features.Validate()...)
+	if err := logsapi.Validate(o.Logs, nil, nil); len(err) > 0 {
+		errs = append(errs, err.ToAggregate())
+	}
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace must not be empty"))
+	}
+	if o.RenderCacheSize < 1 {
+		errs = append(errs, fmt.Errorf("--render-cache-size must be positive, got %d", o.RenderCacheSize))
+	}
+	if o.WatchHistory < 1 {
+		errs = append(errs, fmt.Errorf("--watch-history must be positive, got %d", o.WatchHistory))
+	}
+	if _, err := o.Node.NodeOptions(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// servingCertNames are the names of the self-signed serving certificate.
+func (o *ServeOptions) servingCertNames() (dns []string, ips []net.IP) {
+	svc := serviceName + "." + o.ServiceNamespace + ".svc"
+	return []string{svc, svc + ".cluster.local", "localhost"}, []net.IP{net.ParseIP("127.0.0.1")}
+}

@@ -1,0 +1,47 @@
+package machinedeployments
+
+import (
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Lister reads MachineDeployments. Objects it returns belong to the informer's
+// cache: callers must not modify them.
+type Lister interface {
+	// List returns the MachineDeployments of namespace ("" for all) matching selector.
+	List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error)
+	// Get returns one MachineDeployment or a NotFound error.
+	Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error)
+}
+
+type indexerLister struct {
+	indexer cache.Indexer
+}
+
+// NewLister returns a Lister over an informer's indexer.
+func NewLister(indexer cache.Indexer) Lister {
+	return indexerLister{indexer: indexer}
+}
+
+// List implements Lister.
+func (l indexerLister) List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error) {
+	var mds []*clusterv1alpha1.MachineDeployment
+	err := cache.ListAllByNamespace(l.indexer, namespace, selector, func(obj any) {
+		mds = append(mds, obj.(*clusterv1alpha1.MachineDeployment))
+	})
+	return mds, err
+}
+
+// Get implements Lister.
+func (l indexerLister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error) {
+	obj, exists, err := l.indexer.GetByKey(namespace + "/" + name)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, errors.NewNotFound(Resource, name)
+	}
+	return obj.(*clusterv1alpha1.MachineDeployment), nil
+}

@@ -1,0 +1,74 @@
+package operatingsystemconfig
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+)
+
+var columns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name of the OperatingSystemConfig, the same as its MachineDeployment's."},
+	{Name: "OS", Type: "string", Description: "Operating system."},
+	{Name: "OS Version", Type: "string", Description: "Version of the operating system."},
+	{Name: "Cloud", Type: "string", Description: "Cloud provider of the MachineDeployment."},
+	{Name: "Profile", Type: "string", Description: "OperatingSystemProfile and its version, as name@version."},
+	{Name: "Utility", Type: "string", Description: "Provisioning utility: cloud-init or ignition."},
+	{Name: "Bootstrap", Type: "string", Description: "Size of the bootstrap user-data."},
+	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
+	{Name: "Status", Type: "string", Description: "Rendered, or the render error."},
+	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: columns}
+	switch t := object.(type) {
+	case *osm.OperatingSystemConfig:
+		table.ResourceVersion = t.ResourceVersion
+		addRows(table, t)
+	case *osm.OperatingSystemConfigList:
+		table.ResourceVersion = t.ResourceVersion
+		table.Continue = t.Continue
+		table.Rows = make([]metav1.TableRow, 0, len(t.Items))
+		for i := range t.Items {
+			addRows(table, &t.Items[i])
+		}
+	default:
+		return nil, registry.UnexpectedObject(r.groupResource, object)
+	}
+	return table, nil
+}
+
+func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
+	status := "Rendered"
+	profile := osc.Status.Profile.Name
+	if osc.Status.Profile.Version != "" {
+		profile += "@" + osc.Status.Profile.Version
+	}
+	bootstrap, provisioning := "-", "-"
+	if osc.Status.RenderError != "" {
+		status = "Error: " + registry.Short(osc.Status.RenderError)
+	} else {
+		bootstrap = registry.Bytes(osc.Status.BootstrapPayloadSize)
+		provisioning = registry.Bytes(osc.Status.ProvisioningPayloadSize)
+	}
+	table.Rows = append(table.Rows, metav1.TableRow{
+		Cells: []any{
+			osc.Name,
+			osc.Spec.OSName,
+			osc.Spec.OSVersion,
+			osc.Spec.CloudProvider.Name,
+			profile,
+			osc.Spec.ProvisioningUtility,
+			bootstrap,
+			provisioning,
+			status,
+			registry.Age(osc.CreationTimestamp),
+		},
+		Object: runtime.RawExtension{Object: osc},
+	})
+}

@@ -1,0 +1,66 @@
+package provisioningpayload
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+)
+
+var columns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name of the payload: <machinedeployment>-bootstrap or -provisioning."},
+	{Name: "MachineDeployment", Type: "string", Description: "MachineDeployment the payload belongs to."},
+	{Name: "Type", Type: "string", Description: "bootstrap or provisioning."},
+	{Name: "Format", Type: "string", Description: "cloud-init or ignition."},
+	{Name: "Size", Type: "string", Description: "Size of the user-data."},
+	{Name: "Limit", Type: "string", Description: "The cloud's user-data size limit; - when unknown."},
+	{Name: "Fits", Type: "string", Description: "Whether the user-data fits the cloud's limit."},
+	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: columns}
+	switch t := object.(type) {
+	case *osm.ProvisioningPayload:
+		table.ResourceVersion = t.ResourceVersion
+		addRow(table, t)
+	case *osm.ProvisioningPayloadList:
+		table.ResourceVersion = t.ResourceVersion
+		table.Continue = t.Continue
+		table.Rows = make([]metav1.TableRow, 0, len(t.Items))
+		for i := range t.Items {
+			addRow(table, &t.Items[i])
+		}
+	default:
+		return nil, registry.UnexpectedObject(r.groupResource, object)
+	}
+	return table, nil
+}
+
+func addRow(table *metav1.Table, p *osm.ProvisioningPayload) {
+	limit, fits := "-", "unknown"
+	if l := p.Spec.UserDataLimit; l > 0 {
+		limit = registry.Bytes(l)
+		fits = "Yes"
+		if p.Spec.Size > l {
+			fits = "No"
+		}
+	}
+	table.Rows = append(table.Rows, metav1.TableRow{
+		Cells: []any{
+			p.Name,
+			p.Spec.MachineDeployment,
+			string(p.Spec.Type),
+			string(p.Spec.Format),
+			registry.Bytes(p.Spec.Size),
+			limit,
+			fits,
+			registry.Age(p.CreationTimestamp),
+		},
+		Object: runtime.RawExtension{Object: p},
+	})
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/clarketm/json"
 	"github.com/coreos/butane/config/common"
 	flatcar "github.com/coreos/butane/config/flatcar/v1_0"
-	"github.com/vincent-petithory/dataurl"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
@@ -50,8 +49,8 @@ func EncodeWithOptions(cfg osm.OSCConfig, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Compression would hide <MACHINE_NAME> from machine-controller and make
-	// payloads unreadable; the bootstrap payload is small without it.
+	// Compression would hide <MACHINE_NAME> from machine-controller; files come
+	// as data URLs anyway (see dataURL), so butane has nothing to compress.
 	ign, r, err := bc.ToIgn3_3(common.TranslateOptions{NoResourceAutoCompression: true})
 	if err != nil || len(r.Entries) > 0 {
 		return nil, fmt.Errorf("butane translation failed: %s", reportString(r, err))
@@ -108,10 +107,4 @@ func reportString(r fmt.Stringer, err error) string {
 		return strings.ReplaceAll(s, "\n", "; ")
 	}
 	return err.Error() + ": " + strings.ReplaceAll(s, "\n", "; ")
-}
-
-// dataURL returns a data URL of s, percent-encoded so that machine-controller
-// finds %3CMACHINE_NAME%3E in it.
-func dataURL(s string) string {
-	return "data:," + dataurl.Escape([]byte(s))
 }

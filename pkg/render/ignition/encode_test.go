@@ -200,3 +200,14 @@ func TestEncodeErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestPercentDataURL(t *testing.T) {
+	s := "a<MACHINE_NAME> b/c\n\x00\xff-_.!~*'()"
+	u := percentDataURL(s)
+	if want := "data:,a%3CMACHINE_NAME%3E%20b%2Fc%0A%00%FF-_.!~*'()"; u != want {
+		t.Errorf("got %s, want %s", u, want)
+	}
+	if d, err := dataurl.DecodeString(u); err != nil || string(d.Data) != s {
+		t.Errorf("decodes to %q, %v; want %q", d.Data, err, s)
+	}
+}

@@ -2,7 +2,6 @@ package ignition
 
 import (
 	"fmt"
-	"strings"
 
 	base "github.com/coreos/butane/base/v0_4"
 
@@ -25,13 +24,8 @@ func butaneFile(f *osm.File) (base.File, error) {
 	}
 	overwrite := true // as upstream's Ignition 2 output, and files Flatcar ships may exist
 	out := base.File{Path: f.Path, Mode: &mode, Overwrite: &overwrite}
-	if strings.Contains(data, machineNamePlaceholder) {
-		// butane would pick base64 when shorter, hiding the placeholder.
-		src := dataURL(data)
-		out.Contents.Source = &src
-	} else {
-		out.Contents.Inline = &data
-	}
+	src := dataURL(data)
+	out.Contents.Source = &src
 	return out, nil
 }
 

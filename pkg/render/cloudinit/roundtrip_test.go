@@ -109,6 +109,7 @@ func TestRoundTripPyYAML(t *testing.T) {
 	python := requireTool(t, "python3")
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out, err := EncodeWithOptions(tc.cfg, tc.opts)
 			if err != nil {
 				t.Fatal(err)

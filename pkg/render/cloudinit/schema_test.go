@@ -49,6 +49,7 @@ func TestSchema(t *testing.T) {
 	dir := t.TempDir()
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each run starts Python: about a second
 			path := filepath.Join(dir, name)
 			if err := os.WriteFile(path, doc, 0o600); err != nil {
 				t.Fatal(err)

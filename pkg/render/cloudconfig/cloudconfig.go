@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"k8c.io/machine-controller/sdk/providerconfig"
 )
 
 // Input is what a cloud-config is made of.
@@ -101,4 +103,14 @@ func hasInTreeProviders(v string) (bool, error) {
 		return false, fmt.Errorf("cloud-config: kubelet version %q: %w", v, err)
 	}
 	return ma < 1 || (ma == 1 && mi < 29), nil
+}
+
+// InputFor returns the Input for a MachineDeployment's providerSpec.value and
+// its kubelet version; callers add ExternalCloudProvider, Namespace, Resolve.
+func InputFor(pc *providerconfig.Config, kubeletVersion string) Input {
+	return Input{
+		CloudProvider:  string(pc.CloudProvider),
+		Spec:           pc.CloudProviderSpec.Raw,
+		KubeletVersion: kubeletVersion,
+	}
 }

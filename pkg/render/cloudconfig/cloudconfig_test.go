@@ -2,9 +2,12 @@ package cloudconfig
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"k8c.io/machine-controller/sdk/providerconfig"
 )
 
 func TestGenerate(t *testing.T) {
@@ -208,4 +211,15 @@ func gcfgUnquote(t *testing.T, q string) string {
 		}
 	}
 	return b.String()
+}
+
+func TestInputFor(t *testing.T) {
+	var pc providerconfig.Config
+	if err := json.Unmarshal([]byte(`{"cloudProvider":"aws","cloudProviderSpec":{"vpcId":"vpc-1"}}`), &pc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Generate(InputFor(&pc, "1.28.1"))
+	if err != nil || !strings.Contains(got, `VPC = "vpc-1"`) {
+		t.Fatalf("got %q, %v; want the VPC from the providerSpec", got, err)
+	}
 }

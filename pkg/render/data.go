@@ -2,6 +2,7 @@ package render
 
 import (
 	"net"
+	"time"
 
 	"k8c.io/machine-controller/sdk/providerconfig"
 	"k8c.io/machine-controller/sdk/userdata/amzn2"
@@ -9,7 +10,6 @@ import (
 	"k8c.io/machine-controller/sdk/userdata/rhel"
 	"k8c.io/machine-controller/sdk/userdata/rockylinux"
 	"k8c.io/machine-controller/sdk/userdata/ubuntu"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 )
@@ -52,8 +52,8 @@ type templateData struct {
 	ContainerLogMaxFiles        *string
 	ImageGCHighThresholdPercent *int32
 	ImageGCLowThresholdPercent  *int32
-	ImageMinimumGCAge           *metav1.Duration
-	ImageMaximumGCAge           *metav1.Duration
+	ImageMinimumGCAge           *kubeletDuration
+	ImageMaximumGCAge           *kubeletDuration
 
 	// The providerSpec's operatingSystemSpec, per OS.
 	AmazonLinuxConfig amzn2.Config
@@ -87,4 +87,10 @@ func (d *templateData) BootstrapKubeconfig() (string, error) {
 		d.bootstrapKubeconfig = &s
 	}
 	return *d.bootstrapKubeconfig, nil
+}
+
+// kubeletDuration prints as a Go duration ("5m0s"), which KubeletConfiguration
+// reads; metav1.Duration's generated String() would print "&Duration{...}".
+type kubeletDuration struct {
+	time.Duration
 }

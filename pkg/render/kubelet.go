@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8c.io/machine-controller/sdk/apis/cluster/common"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // setKubeletSettings reads the kubelet knobs from MachineDeployment annotations
@@ -76,10 +75,10 @@ func parseInt32(value string) (*int32, error) {
 	return &v, nil
 }
 
-func parseDuration(value string) (*metav1.Duration, error) {
+func parseDuration(value string) (*kubeletDuration, error) {
 	d, err := time.ParseDuration(value)
 	if err != nil {
 		return nil, fmt.Errorf("invalid duration %q", value)
 	}
-	return &metav1.Duration{Duration: d}, nil
+	return &kubeletDuration{Duration: d}, nil
 }

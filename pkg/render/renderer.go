@@ -25,8 +25,31 @@ func NewRenderer() *Renderer {
 	return &Renderer{cache: newCompileCache(defaultCacheSize)}
 }
 
+// maxOutput bounds what one template may write: far beyond any cloud's
+// user-data limit, it stops a runaway {{ range }} before it exhausts memory.
+const maxOutput = 4 << 20
+
+// limitedBuffer is the buffer templates execute into.
+type limitedBuffer struct{ bytes.Buffer }
+
+var errOutputTooLarge = fmt.Errorf("output exceeds %d bytes", maxOutput)
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxOutput {
+		return 0, errOutputTooLarge
+	}
+	return b.Buffer.Write(p)
+}
+
+func (b *limitedBuffer) WriteString(s string) (int, error) {
+	if b.Len()+len(s) > maxOutput {
+		return 0, errOutputTooLarge
+	}
+	return b.Buffer.WriteString(s)
+}
+
 // bufPool holds the buffers templates execute into.
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bufPool = sync.Pool{New: func() any { return new(limitedBuffer) }}
 
 // Render renders in.OSP for in.MachineDeployment. Neither is modified.
 func (r *Renderer) Render(in Input) (*Result, error) {
@@ -117,7 +140,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 
 // render executes one config's templates: named templates first, then files.
 func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConfig, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
+	buf := bufPool.Get().(*limitedBuffer)
 	defer bufPool.Put(buf)
 
 	data.named = make(map[string]string, len(c.named))

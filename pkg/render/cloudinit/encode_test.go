@@ -74,7 +74,8 @@ var goldenCases = []struct {
 				"org": "", "add-pool": "[pool-1, pool-2]", "service-level": "self-support",
 			},
 			YumRepos: map[string]map[string]string{
-				"epel": {"baseurl": "https://example.com/epel/$releasever", "enabled": "true", "gpgcheck": "1", "name": "EPEL: extra", "priority": ""},
+				"epel":  {"baseurl": "https://example.com/epel/$releasever", "enabled": "true", "gpgcheck": "1", "name": "EPEL: extra", "priority": ""},
+				"empty": {"baseurl": ""},
 			},
 			YumRepoDir: "/etc/yum.repos.d",
 		}},

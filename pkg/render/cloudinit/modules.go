@@ -96,20 +96,21 @@ func appendRHSubscription(b []byte, sub map[string]string) ([]byte, error) {
 // appendYumRepos appends yum_repos: booleans and decimal integers as such, the
 // rest as strings, all of which cloud-init writes into the repo file.
 func appendYumRepos(b []byte, repos map[string]map[string]string) ([]byte, error) {
-	if len(repos) == 0 {
-		return b, nil
-	}
-	b = append(b, "yum_repos:\n"...)
 	var err error
+	header := false
 	for _, name := range slices.Sorted(maps.Keys(repos)) {
+		// A repo without settings means nothing to cloud-init, and its schema
+		// rejects one without a baseurl.
+		keys := setKeys(repos[name])
+		if len(keys) == 0 {
+			continue
+		}
+		if !header {
+			b, header = append(b, "yum_repos:\n"...), true
+		}
 		b = append(b, "  "...)
 		if b, err = appendQuoted(b, name); err != nil {
 			return nil, fmt.Errorf("yum_repos key %q: %w", name, err)
-		}
-		keys := setKeys(repos[name])
-		if len(keys) == 0 {
-			b = append(b, ": {}\n"...)
-			continue
 		}
 		b = append(b, ":\n"...)
 		for _, k := range keys {

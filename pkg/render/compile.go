@@ -33,6 +33,8 @@ type compiledConfig struct {
 type compiledTemplate struct {
 	name string
 	tmpl *template.Template
+	deps templateDeps
+	memo *memo
 }
 
 type compiledFile struct {
@@ -40,6 +42,8 @@ type compiledFile struct {
 	permissions int32
 	encoding    string
 	tmpl        *template.Template
+	deps        templateDeps
+	memo        *memo
 }
 
 // compile parses the OSP's templates for the given container runtime.
@@ -81,7 +85,7 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if err != nil {
 			return cc, templateError(ospName, kind+" template "+name, name, err)
 		}
-		cc.named = append(cc.named, compiledTemplate{name: name, tmpl: t})
+		cc.named = append(cc.named, compiledTemplate{name: name, tmpl: t, deps: analyze(t), memo: &memo{}})
 		names[name] = true
 	}
 
@@ -102,7 +106,10 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if perms == 0 {
 			perms = defaultFilePermissions
 		}
-		cc.files = append(cc.files, compiledFile{path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding, tmpl: t})
+		cc.files = append(cc.files, compiledFile{
+			path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding,
+			tmpl: t, deps: analyze(t), memo: &memo{},
+		})
 	}
 	return cc, nil
 }

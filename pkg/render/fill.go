@@ -46,9 +46,6 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	if n.NoProxy != "" {
 		d.NoProxy = &n.NoProxy
 	}
-	if n.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
-		d.ContainerRuntimeConfig = containerdConfig(n)
-	}
 	d.KubeletFeatureGates = n.KubeletFeatureGates
 	if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
 		d.RHSubscription = rhSubscription(&d.RhelConfig)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8c.io/machine-controller/sdk/providerconfig"
@@ -17,7 +18,9 @@ import (
 // parsed templates, so only the first render of a revision parses. It is safe
 // for concurrent use.
 type Renderer struct {
-	cache *compileCache
+	cache      *compileCache
+	providers  providerCache
+	containerd containerdCache
 }
 
 // NewRenderer returns a Renderer with an empty template cache.
@@ -59,15 +62,14 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	mdRef := fmt.Sprintf("machinedeployment %s/%s", md.Namespace, md.Name)
 
-	pc, err := providerConfigOf(md)
+	facts, err := r.providers.get(md)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
 	}
+	pc, distUpgradeOnBoot := facts.pc, facts.distUpgradeOnBoot
 	data := &templateData{cluster: &in.Cluster}
-	distUpgradeOnBoot, err := loadOSSettings(pc, data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", mdRef, err)
-	}
+	data.AmazonLinuxConfig, data.FlatcarConfig, data.RhelConfig = facts.os.AmazonLinuxConfig, facts.os.FlatcarConfig, facts.os.RhelConfig
+	data.UbuntuConfig, data.RockyLinuxConfig = facts.os.UbuntuConfig, facts.os.RockyLinuxConfig
 	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
 		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
 	}
@@ -77,6 +79,10 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	if pc.Network.IsStaticIPConfig() && pc.OperatingSystem != providerconfig.OperatingSystemFlatcar {
 		return nil, fmt.Errorf("%s: static IP configuration is not supported with %s", mdRef, pc.OperatingSystem)
+	}
+	var hostFiles []osm.File
+	if in.Node.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
+		data.ContainerRuntimeConfig, hostFiles = r.containerd.get(&in.Node)
 	}
 	if err := fillData(data, &in, pc); err != nil {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
@@ -94,9 +100,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Node.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
-		prov.Files = append(prov.Files, registryHostFiles(&in.Node)...)
-	}
+	prov.Files = append(prov.Files, hostFiles...)
 	if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
 		// Upstream replaces whatever the OSP says with the providerSpec's subscription.
 		for _, c := range []*osm.OSCConfig{&boot, &prov} {
@@ -106,14 +110,15 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 			c.CloudInitModules.RHSubscription = rhSubscription(&data.RhelConfig)
 		}
 	}
-	boot.UserSSHKeys, prov.UserSSHKeys = pc.SSHPublicKeys, pc.SSHPublicKeys
+	// Results are the caller's: nothing in them may alias the Renderer's caches.
+	boot.UserSSHKeys, prov.UserSSHKeys = slices.Clone(pc.SSHPublicKeys), slices.Clone(pc.SSHPublicKeys)
 
 	res := &Result{Config: osm.OperatingSystemConfigSpec{
 		OSName:    string(osp.Spec.OSName),
 		OSVersion: osp.Spec.OSVersion,
 		CloudProvider: osm.CloudProviderSpec{
 			Name: string(pc.CloudProvider),
-			Spec: runtime.RawExtension{Raw: pc.CloudProviderSpec.Raw},
+			Spec: runtime.RawExtension{Raw: slices.Clone(pc.CloudProviderSpec.Raw)},
 		},
 		BootstrapConfig:     boot,
 		ProvisioningConfig:  prov,
@@ -139,30 +144,46 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 }
 
 // render executes one config's templates: named templates first, then files.
+// Pure templates whose inputs match an earlier render reuse its output.
 func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConfig, error) {
 	buf := bufPool.Get().(*limitedBuffer)
 	defer bufPool.Put(buf)
+	keys := newRenderKeys(data)
+	keys.named = make(map[string]memoKey, len(c.named))
 
 	data.named = make(map[string]string, len(c.named))
-	for _, t := range c.named {
+	for i := range c.named {
+		t := &c.named[i]
+		key, memoized := keys.key(&t.deps)
+		if memoized {
+			keys.named[t.name] = key
+			if out, ok := t.memo.get(key); ok {
+				data.named[t.name] = out
+				continue
+			}
+		}
 		buf.Reset()
 		if err := t.tmpl.Execute(buf, data); err != nil {
 			return osm.OSCConfig{}, templateError(ospName, c.kind+" template "+t.name, t.name, err)
 		}
-		data.named[t.name] = wrapNamedOutput(buf.String())
+		out := wrapNamedOutput(buf.String())
+		data.named[t.name] = out
+		if memoized {
+			t.memo.put(key, out)
+		}
 	}
 
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		buf.Reset()
-		if err := f.tmpl.Execute(buf, data); err != nil {
-			return osm.OSCConfig{}, templateError(ospName, c.kind+" file "+f.path, f.path, err)
+		content, err := f.execute(ospName, c.kind, data, keys, buf)
+		if err != nil {
+			return osm.OSCConfig{}, err
 		}
 		out.Files = append(out.Files, osm.File{
 			Path:        f.path,
 			Permissions: f.permissions,
-			Content:     osm.FileContent{Inline: &osm.FileContentInline{Encoding: f.encoding, Data: buf.String()}},
+			Content:     osm.FileContent{Inline: &osm.FileContentInline{Encoding: f.encoding, Data: content}},
 		})
 	}
 	if c.units != nil {
@@ -172,5 +193,23 @@ func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConf
 		}
 	}
 	out.CloudInitModules = c.modules.DeepCopy()
+	return out, nil
+}
+
+func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *renderKeys, buf *limitedBuffer) (string, error) {
+	key, memoized := keys.key(&f.deps)
+	if memoized {
+		if out, ok := f.memo.get(key); ok {
+			return out, nil
+		}
+	}
+	buf.Reset()
+	if err := f.tmpl.Execute(buf, data); err != nil {
+		return "", templateError(ospName, kind+" file "+f.path, f.path, err)
+	}
+	out := buf.String()
+	if memoized {
+		f.memo.put(key, out)
+	}
 	return out, nil
 }

@@ -1,0 +1,200 @@
+package render
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"reflect"
+	"slices"
+	"sync"
+)
+
+// Most of a render repeats an earlier one: MachineDeployments of a cluster
+// differ in a few fields (name, cloud, annotations), and a file that reads none
+// of those renders to the same text. Each pure template (deps.go) keeps its
+// recent outputs keyed by a 128-bit hash of the values it reads.
+
+// memoSize bounds the outputs kept per template; when full it starts over.
+const memoSize = 128
+
+type memoKey [2]uint64
+
+type memo struct {
+	mu      sync.RWMutex
+	outputs map[memoKey]string
+}
+
+func (m *memo) get(k memoKey) (string, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out, ok := m.outputs[k]
+	return out, ok
+}
+
+func (m *memo) put(k memoKey, out string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.outputs == nil || len(m.outputs) >= memoSize {
+		m.outputs = make(map[memoKey]string)
+	}
+	m.outputs[k] = out
+}
+
+var memoSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// dualHash feeds the same bytes to two independently seeded hashes.
+type dualHash struct{ a, b maphash.Hash }
+
+func newDualHash() *dualHash {
+	h := &dualHash{}
+	h.a.SetSeed(memoSeeds[0])
+	h.b.SetSeed(memoSeeds[1])
+	return h
+}
+
+func (h *dualHash) sum() memoKey { return memoKey{h.a.Sum64(), h.b.Sum64()} }
+
+func (h *dualHash) uint(v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	h.a.Write(b[:])
+	h.b.Write(b[:])
+}
+
+func (h *dualHash) str(s string) {
+	h.uint(uint64(len(s)))
+	h.a.WriteString(s)
+	h.b.WriteString(s)
+}
+
+// value hashes v so that values a template cannot tell apart... and only those...
+// hash alike: nil and non-nil pointers differ, maps are hashed in key order.
+// It reports false for kinds it does not know, making the template unmemoized.
+func (h *dualHash) value(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		h.str(v.String())
+	case reflect.Bool:
+		if v.Bool() {
+			h.uint(1)
+		} else {
+			h.uint(0)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		h.uint(uint64(v.Int()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		h.uint(v.Uint())
+	case reflect.Float32, reflect.Float64:
+		h.uint(math.Float64bits(v.Float()))
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			h.uint(0)
+			return true
+		}
+		h.uint(1)
+		return h.value(v.Elem())
+	case reflect.Slice:
+		if v.IsNil() {
+			h.uint(math.MaxUint64)
+			return true
+		}
+		fallthrough
+	case reflect.Array:
+		h.uint(uint64(v.Len()))
+		for i := 0; i < v.Len(); i++ {
+			if !h.value(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(x, y reflect.Value) int {
+			if x.String() < y.String() {
+				return -1
+			}
+			return 1
+		})
+		h.uint(uint64(len(keys)))
+		for _, k := range keys {
+			h.str(k.String())
+			if !h.value(v.MapIndex(k)) {
+				return false
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if !h.value(v.Field(i)) {
+				return false
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// renderKeys computes, once per render, the hash of each field templates read.
+type renderKeys struct {
+	data   *templateData
+	v      reflect.Value
+	done   []bool
+	ok     []bool
+	fields []memoKey
+	named  map[string]memoKey
+}
+
+func newRenderKeys(d *templateData) *renderKeys {
+	return &renderKeys{
+		data:   d,
+		v:      reflect.ValueOf(d).Elem(),
+		done:   make([]bool, len(dataFields)),
+		ok:     make([]bool, len(dataFields)),
+		fields: make([]memoKey, len(dataFields)),
+	}
+}
+
+func (r *renderKeys) field(i int) (memoKey, bool) {
+	if !r.done[i] {
+		r.done[i] = true
+		h := newDualHash()
+		if name := dataFields[i]; name == "BootstrapKubeconfig" {
+			s, err := r.data.BootstrapKubeconfig()
+			h.str(s)
+			r.ok[i] = err == nil
+		} else {
+			r.ok[i] = h.value(r.v.FieldByName(name))
+		}
+		r.fields[i] = h.sum()
+	}
+	return r.fields[i], r.ok[i]
+}
+
+// key is the memo key of a template with deps, false if it has none.
+func (r *renderKeys) key(d *templateDeps) (memoKey, bool) {
+	if !d.pure {
+		return memoKey{}, false
+	}
+	h := newDualHash()
+	for _, i := range d.fields {
+		k, ok := r.field(i)
+		if !ok {
+			return memoKey{}, false
+		}
+		h.uint(uint64(i))
+		h.uint(k[0])
+		h.uint(k[1])
+	}
+	for _, name := range d.named {
+		k, ok := r.named[name]
+		if !ok {
+			return memoKey{}, false
+		}
+		h.str(name)
+		h.uint(k[0])
+		h.uint(k[1])
+	}
+	return h.sum(), true
+}

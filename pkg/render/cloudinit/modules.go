@@ -96,6 +96,9 @@ func appendRHSubscription(b []byte, sub map[string]string) ([]byte, error) {
 // appendYumRepos appends yum_repos: booleans and decimal integers as such, the
 // rest as strings, all of which cloud-init writes into the repo file.
 func appendYumRepos(b []byte, repos map[string]map[string]string) ([]byte, error) {
+	if len(repos) == 0 {
+		return b, nil
+	}
 	var err error
 	header := false
 	for _, name := range slices.Sorted(maps.Keys(repos)) {

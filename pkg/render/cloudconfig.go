@@ -1,10 +1,10 @@
 package render
 
 import (
-	"fmt"
-
 	"github.com/Masterminds/semver/v3"
 	"k8c.io/machine-controller/sdk/providerconfig"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/render/cloudconfig"
 )
 
 // firstWithoutInTreeProviders is the first Kubernetes minor without in-tree
@@ -14,16 +14,14 @@ var firstWithoutInTreeProviders = semver.MustParse("1.29.0")
 // cloudConfig is the content of /etc/kubernetes/cloud-config (.CloudConfig):
 // the providerSpec's overwriteCloudConfig if set, nothing for external cloud
 // providers and Kubernetes >= 1.29, else generated from the cloudProviderSpec.
-func cloudConfig(pc *providerconfig.Config, kubelet *semver.Version, external bool) (string, error) {
+func cloudConfig(pc *providerconfig.Config, kubelet *semver.Version, external bool, resolve func(cloudconfig.Reference) (string, error)) (string, error) {
 	if pc.OverwriteCloudConfig != nil {
 		return *pc.OverwriteCloudConfig, nil
 	}
 	if external || !kubelet.LessThan(firstWithoutInTreeProviders) {
 		return "", nil
 	}
-	cfg, err := generateCloudConfig(pc, kubelet)
-	if err != nil {
-		return "", fmt.Errorf("cloud-config for %s: %w", pc.CloudProvider, err)
-	}
-	return cfg, nil
+	in := cloudconfig.InputFor(pc, kubelet.String())
+	in.Resolve = resolve
+	return cloudconfig.Generate(in)
 }

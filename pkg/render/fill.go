@@ -25,7 +25,7 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	d.KubeVersion = kubeVersion
 	d.InTreeCCMAvailable = cloudProviderSettings(pc.CloudProvider, n.ExternalCloudProvider)
 	d.ExternalCloudProvider = n.ExternalCloudProvider
-	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider); err != nil {
+	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider, in.ResolveCloudConfigReference); err != nil {
 		return err
 	}
 	d.KubernetesCACert = c.KubernetesCACert

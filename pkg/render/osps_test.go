@@ -50,21 +50,29 @@ func TestDefaultOSPs(t *testing.T) {
 	for _, path := range paths {
 		osp := decodeFile(t, path, render.DecodeOSP)
 		for _, cloud := range osp.Spec.SupportedCloudProviders {
-			t.Run(osp.Name+"/"+string(cloud.Name), func(t *testing.T) {
-				in := base
-				in.OSP = osp
-				in.MachineDeployment = machineDeploymentFor(t, base.MachineDeployment, string(osp.Spec.OSName), string(cloud.Name))
-				if osp.Spec.ProvisioningUtility == "cloud-init" && osp.Spec.OSName == "flatcar" {
-					setOperatingSystemSpec(t, in.MachineDeployment, `{"provisioningUtility":"cloud-init"}`)
+			for _, kubelet := range []string{"1.31.4", "1.28.15"} {
+				t.Run(osp.Name+"/"+string(cloud.Name)+"/"+kubelet, func(t *testing.T) {
+					in := base
+					in.OSP = osp
+					in.Node.ExternalCloudProvider = false
+					in.MachineDeployment = machineDeploymentFor(t, base.MachineDeployment, string(osp.Spec.OSName), string(cloud.Name))
+					in.MachineDeployment.Spec.Template.Spec.Versions.Kubelet = kubelet
+				if cloud.Name == "gce" {
+					// The project of the in-tree provider comes from the service account.
+					setProviderField(t, in.MachineDeployment, "cloudProviderSpec", `{"serviceAccount":"eyJwcm9qZWN0X2lkIjoicCJ9","zone":"europe-west3-a"}`)
 				}
-				res, err := r.Render(in)
-				if err != nil {
-					t.Fatalf("render: %v", err)
-				}
-				for name, p := range map[string]render.Payload{"bootstrap": res.Bootstrap, "provisioning": res.Provisioning} {
-					checkPayload(t, name, p)
-				}
-			})
+					if osp.Spec.ProvisioningUtility == "cloud-init" && osp.Spec.OSName == "flatcar" {
+						setOperatingSystemSpec(t, in.MachineDeployment, `{"provisioningUtility":"cloud-init"}`)
+					}
+					res, err := r.Render(in)
+					if err != nil {
+						t.Fatalf("render: %v", err)
+					}
+					for name, p := range map[string]render.Payload{"bootstrap": res.Bootstrap, "provisioning": res.Provisioning} {
+						checkPayload(t, name, p)
+					}
+				})
+			}
 		}
 	}
 }
@@ -94,11 +102,17 @@ func checkPayload(t *testing.T, name string, p render.Payload) {
 
 func setOperatingSystemSpec(t testing.TB, md *clusterv1alpha1.MachineDeployment, spec string) {
 	t.Helper()
+	setProviderField(t, md, "operatingSystemSpec", spec)
+}
+
+// setProviderField sets one field of the providerSpec to raw JSON.
+func setProviderField(t testing.TB, md *clusterv1alpha1.MachineDeployment, field, value string) {
+	t.Helper()
 	var pc map[string]any
 	if err := json.Unmarshal(md.Spec.Template.Spec.ProviderSpec.Value.Raw, &pc); err != nil {
 		t.Fatal(err)
 	}
-	pc["operatingSystemSpec"] = json.RawMessage(spec)
+	pc[field] = json.RawMessage(value)
 	raw, err := json.Marshal(pc)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render/cloudconfig"
 )
 
 // Input is everything that affects one render. Render never mutates OSP or
@@ -14,6 +15,11 @@ type Input struct {
 	MachineDeployment *clusterv1alpha1.MachineDeployment
 	Cluster           ClusterInfo
 	Node              NodeOptions
+
+	// ResolveCloudConfigReference returns the value a cloudProviderSpec's
+	// secretKeyRef or configMapKeyRef points to, for the cloud-config of
+	// kubelets with in-tree cloud providers (< 1.29). Nil: such references fail.
+	ResolveCloudConfigReference func(cloudconfig.Reference) (string, error)
 }
 
 // ClusterInfo holds the facts about the cluster that nodes join.

@@ -57,10 +57,10 @@ func TestDefaultOSPs(t *testing.T) {
 					in.Node.ExternalCloudProvider = false
 					in.MachineDeployment = machineDeploymentFor(t, base.MachineDeployment, string(osp.Spec.OSName), string(cloud.Name))
 					in.MachineDeployment.Spec.Template.Spec.Versions.Kubelet = kubelet
-				if cloud.Name == "gce" {
-					// The project of the in-tree provider comes from the service account.
-					setProviderField(t, in.MachineDeployment, "cloudProviderSpec", `{"serviceAccount":"eyJwcm9qZWN0X2lkIjoicCJ9","zone":"europe-west3-a"}`)
-				}
+					if cloud.Name == "gce" {
+						// The project of the in-tree provider comes from the service account.
+						setProviderField(t, in.MachineDeployment, "cloudProviderSpec", `{"serviceAccount":"eyJwcm9qZWN0X2lkIjoicCJ9","zone":"europe-west3-a"}`)
+					}
 					if osp.Spec.ProvisioningUtility == "cloud-init" && osp.Spec.OSName == "flatcar" {
 						setOperatingSystemSpec(t, in.MachineDeployment, `{"provisioningUtility":"cloud-init"}`)
 					}

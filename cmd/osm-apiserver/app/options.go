@@ -62,7 +62,7 @@ func NewServeOptions() *ServeOptions {
 		Node:             options.NewNodeFlags(),
 		Cluster:          &options.ClusterFlags{},
 		Namespace:        "kube-system",
-		ServiceNamespace: "osm-system",
+		ServiceNamespace: "kube-system",
 		RenderCacheSize:  rendercache.DefaultSize,
 		WatchHistory:     changefeed.DefaultHistory,
 	}

@@ -103,9 +103,13 @@ func (o *ServeOptions) genericConfig() (*genericapiserver.RecommendedConfig, err
 	}
 	namer := openapinamer.NewDefinitionNamer(registry.Scheme)
 	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	cfg.OpenAPIConfig.GetDefinitionName = definitionNamer()
 	cfg.OpenAPIConfig.Info.Title = "osm-apiserver"
 	cfg.OpenAPIConfig.Info.Version = "v1alpha1"
 	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	cfg.OpenAPIV3Config.GetDefinitionName = definitionNamer()
+	// Computed with the default namer: let the builder compute them with ours.
+	cfg.OpenAPIV3Config.Definitions = nil
 	cfg.OpenAPIV3Config.Info.Title = "osm-apiserver"
 	cfg.OpenAPIV3Config.Info.Version = "v1alpha1"
 	return cfg, nil

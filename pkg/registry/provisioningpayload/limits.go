@@ -1,5 +1,7 @@
 package provisioningpayload
 
+import "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+
 // userDataLimits are the user-data size limits of clouds, in bytes of the
 // user-data as the Secret holds it (machine-controller base64-encodes it for the
 // clouds that want that). Clouds not listed have no documented limit: 0.
@@ -22,4 +24,14 @@ var userDataLimits = map[string]int64{
 // UserDataLimit returns the user-data size limit of a cloud provider, 0 if unknown.
 func UserDataLimit(cloudProvider string) int64 {
 	return userDataLimits[cloudProvider]
+}
+
+// userDataLimit is the limit a payload must fit. Only the bootstrap payload is
+// passed to the cloud as user-data; the node fetches the provisioning payload
+// from its Secret, so no cloud limit applies to it.
+func userDataLimit(kind osm.PayloadType, cloudProvider string) int64 {
+	if kind != osm.PayloadTypeBootstrap {
+		return 0
+	}
+	return UserDataLimit(cloudProvider)
 }

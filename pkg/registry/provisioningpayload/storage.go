@@ -211,7 +211,7 @@ func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind
 			UserData:          p.UserData,
 			Size:              int64(len(p.UserData)),
 			SHA256:            p.SHA256,
-			UserDataLimit:     UserDataLimit(cloud),
+			UserDataLimit:     userDataLimit(kind, cloud),
 		},
 	}
 }

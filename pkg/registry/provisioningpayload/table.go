@@ -16,8 +16,8 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Type", Type: "string", Description: "bootstrap or provisioning."},
 	{Name: "Format", Type: "string", Description: "cloud-init or ignition."},
 	{Name: "Size", Type: "string", Description: "Size of the user-data."},
-	{Name: "Limit", Type: "string", Description: "The cloud's user-data size limit; - when unknown."},
-	{Name: "Fits", Type: "string", Description: "Whether the user-data fits the cloud's limit."},
+	{Name: "Limit", Type: "string", Description: "The cloud's user-data size limit, for bootstrap payloads; - when unknown."},
+	{Name: "Fits", Type: "string", Description: "Whether a bootstrap payload fits the cloud's limit; n/a for provisioning payloads, which nodes fetch from their Secret."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
 }
 
@@ -43,6 +43,10 @@ func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtim
 
 func addRow(table *metav1.Table, p *osm.ProvisioningPayload) {
 	limit, fits := "-", "unknown"
+	if p.Spec.Type != osm.PayloadTypeBootstrap {
+		// Fetched from its Secret, not passed as user-data.
+		fits = "n/a"
+	}
 	if l := p.Spec.UserDataLimit; l > 0 {
 		limit = registry.Bytes(l)
 		fits = "Yes"

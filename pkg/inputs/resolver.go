@@ -95,7 +95,10 @@ func (r *Resolver) Render(ctx context.Context, md *clusterv1alpha1.MachineDeploy
 		cluster.BootstrapToken, cluster.CloudInitGetterToken = creds.BootstrapToken, creds.CloudInitGetterToken
 		res, err := r.cfg.Renderer.Render(render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: r.cfg.Node})
 		if err != nil {
-			return &rendercache.Entry{Profile: profile, Err: err}
+			// Say what the MD asked for even though the render failed.
+			failed := &rendercache.Entry{Profile: profile, Err: err}
+			failed.Config.OSName, failed.Config.OSVersion = string(osp.Spec.OSName), osp.Spec.OSVersion
+			return failed
 		}
 		cfg := res.Config.DeepCopy()
 		redact(cfg, secrets(creds, r.cfg.Node))

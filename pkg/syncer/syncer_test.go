@@ -1,0 +1,214 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
+	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+var ctx = context.Background()
+
+func (h *harness) secret(ns, name string) (*corev1.Secret, error) {
+	return h.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (h *harness) payload(md string, kind osm.PayloadType) (*corev1.Secret, error) {
+	return h.secret(render.CloudInitSettingsNamespace, render.SecretName(md, "kube-system", kind))
+}
+
+// waitPayloads waits until both payload Secrets of md hold OSP version and revision.
+func (h *harness) waitPayloads(md, version, revision string) (bootstrap, provisioning *corev1.Secret) {
+	h.t.Helper()
+	h.eventually("payload secrets of "+md, func() (bool, error) {
+		var err error
+		bootstrap, err = h.payload(md, osm.PayloadTypeBootstrap)
+		if err != nil {
+			return false, nil
+		}
+		provisioning, err = h.payload(md, osm.PayloadTypeProvisioning)
+		if err != nil {
+			return false, nil
+		}
+		for _, s := range []*corev1.Secret{bootstrap, provisioning} {
+			if s.Annotations[render.AnnotationSecretOSPVersion] != version || s.Annotations[render.AnnotationSecretMDRevision] != revision {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return bootstrap, provisioning
+}
+
+func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	md := machineDeployment("workers", "osp-ubuntu", "3")
+	h.mds.Add(md)
+
+	bootstrap, provisioning := h.waitPayloads("workers", "v1", "3")
+	ref := mdref.Ref{Namespace: "kube-system", Name: "workers"}
+	for _, s := range []*corev1.Secret{bootstrap, provisioning} {
+		if s.Type != corev1.SecretTypeOpaque {
+			t.Errorf("%s: type %q, want Opaque", s.Name, s.Type)
+		}
+		if got, want := s.Annotations[render.AnnotationSecretMDAnnotationsHash], render.AnnotationsHash(md.Annotations); got != want {
+			t.Errorf("%s: annotations hash %q, want %q", s.Name, got, want)
+		}
+		if owner, ok := mdref.Owner(s); !ok || owner != ref {
+			t.Errorf("%s: owner %v %v, want %v", s.Name, owner, ok, ref)
+		}
+	}
+	kubelet, ok1 := bootstraptoken.Lookup(h.tokenLister(), ref, bootstraptoken.PurposeKubelet)
+	fetch, ok2 := bootstraptoken.Lookup(h.tokenLister(), ref, bootstraptoken.PurposeFetch)
+	if !ok1 || !ok2 {
+		t.Fatalf("tokens not found: kubelet %v fetch %v", ok1, ok2)
+	}
+	data := string(bootstrap.Data[render.SecretDataKey])
+	if !strings.Contains(data, "kubelet="+kubelet.Value()) || !strings.Contains(data, "fetch="+fetch.Value()) {
+		t.Errorf("bootstrap payload %q does not hold the MD's tokens", data)
+	}
+	fetchSecret, err := h.secret("kube-system", fetch.SecretName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(fetchSecret.Data["auth-extra-groups"]); got != fetchaccess.Group(ref) {
+		t.Errorf("fetch token groups %q, want %q", got, fetchaccess.Group(ref))
+	}
+	kubeconfig, err := h.secret(render.CloudInitSettingsNamespace, render.KubeletBootstrapSecretName("workers", "kube-system"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(kubeconfig.Data[bootstraptoken.KubeconfigKey], []byte(kubelet.Value())) {
+		t.Errorf("kubeconfig does not hold the kubelet token:\n%s", kubeconfig.Data[bootstraptoken.KubeconfigKey])
+	}
+	role, err := h.client.RbacV1().Roles(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{provisioning.Name, kubeconfig.Name}
+	if r := role.Rules; len(r) != 1 || strings.Join(r[0].Verbs, ",") != "get" || strings.Join(r[0].ResourceNames, ",") != strings.Join(want, ",") {
+		t.Errorf("role rules %+v, want get on %v only", role.Rules, want)
+	}
+	if _, err := h.client.CoreV1().Namespaces().Get(ctx, render.CloudInitSettingsNamespace, metav1.GetOptions{}); err != nil {
+		t.Errorf("namespace: %v", err)
+	}
+}
+
+func TestChangesReRender(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	h.mds.Add(machineDeployment("workers", "osp-ubuntu", "1"))
+	h.waitPayloads("workers", "v1", "1")
+
+	// A new OSP version re-renders without any MD event.
+	h.osps.Modify(profile("osp-ubuntu", "v2"))
+	h.waitPayloads("workers", "v2", "1")
+
+	// So does a new MD revision.
+	h.mds.Modify(machineDeployment("workers", "osp-ubuntu", "2"))
+	h.waitPayloads("workers", "v2", "2")
+
+	// And a deleted payload Secret is written again.
+	if err := h.client.CoreV1().Secrets(render.CloudInitSettingsNamespace).Delete(ctx,
+		render.SecretName("workers", "kube-system", osm.PayloadTypeBootstrap), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitPayloads("workers", "v2", "2")
+}
+
+func TestBrokenProfileKeepsSecrets(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	h.osps.Add(profile("osp-other", "v1"))
+	h.mds.Add(machineDeployment("workers", "osp-ubuntu", "1"))
+	before, _ := h.waitPayloads("workers", "v1", "1")
+
+	h.osps.Modify(profile("osp-ubuntu", "broken-v2"))
+	select {
+	case e := <-h.recorder.Events:
+		if !strings.HasPrefix(e, "Warning RenderFailed") || !strings.Contains(e, "osp-ubuntu: template") {
+			t.Errorf("event %q, want a Warning RenderFailed naming the profile", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Warning event on the MachineDeployment")
+	}
+	after, err := h.payload("workers", osm.PayloadTypeBootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before.Data[render.SecretDataKey], after.Data[render.SecretDataKey]) || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("bootstrap secret changed after a failed render")
+	}
+
+	// Another MD on a good profile is not blocked.
+	h.mds.Add(machineDeployment("others", "osp-other", "1"))
+	h.waitPayloads("others", "v1", "1")
+
+	// Fixing the profile recovers.
+	h.osps.Modify(profile("osp-ubuntu", "v3"))
+	h.waitPayloads("workers", "v3", "1")
+}
+
+func TestDeleteCleansUp(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	md := machineDeployment("workers", "osp-ubuntu", "1")
+	h.mds.Add(md)
+	h.mds.Add(machineDeployment("keep", "osp-ubuntu", "1"))
+	h.waitPayloads("workers", "v1", "1")
+	h.waitPayloads("keep", "v1", "1")
+
+	h.mds.Delete(md)
+	ref := mdref.Ref{Namespace: "kube-system", Name: "workers"}
+	h.eventually("cleanup", func() (bool, error) {
+		for _, ns := range []string{"kube-system", render.CloudInitSettingsNamespace} {
+			l, err := h.client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: ref.Selector().String()})
+			if err != nil || len(l.Items) > 0 {
+				return false, err
+			}
+		}
+		_, err := h.client.RbacV1().Roles(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		_, err = h.client.RbacV1().RoleBindings(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if _, err := h.payload("keep", osm.PayloadTypeBootstrap); err != nil {
+		t.Errorf("other MD's secret: %v", err)
+	}
+}
+
+func TestSteadyStateWritesNothing(t *testing.T) {
+	h := start(t, func(c *Config) { c.ResyncPeriod = 100 * time.Millisecond })
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	h.mds.Add(machineDeployment("workers", "osp-ubuntu", "1"))
+	h.waitPayloads("workers", "v1", "1")
+	time.Sleep(200 * time.Millisecond) // Let follow-up syncs of our own writes settle.
+	writes := func() []string {
+		var w []string
+		for _, a := range h.client.Actions() {
+			if v := a.GetVerb(); v == "create" || v == "update" || v == "delete" {
+				w = append(w, v+" "+a.GetResource().Resource)
+			}
+		}
+		return w
+	}
+	before := len(writes())
+	time.Sleep(500 * time.Millisecond) // Several resyncs.
+	if after := writes(); len(after) != before {
+		t.Errorf("%d writes in steady state: %v", len(after)-before, after[before:])
+	}
+}

@@ -48,11 +48,12 @@ func (m *Manager) Ensure(ctx context.Context, req Request) (Token, error) {
 		id := candidateID(req.Ref, req.Purpose, i)
 		s, err := m.get(id)
 		if apierrors.IsNotFound(err) {
-			tok, created, err := m.create(ctx, req, id)
-			if err != nil || created {
-				return tok, err
+			tok, created, cerr := m.create(ctx, req, id)
+			if cerr != nil || created {
+				return tok, cerr
 			}
-			// Someone else holds the name: read it back from the API.
+			// The cache is behind, or a foreign token holds the name: read it
+			// from the API.
 			s, err = m.Client.CoreV1().Secrets(Namespace).Get(ctx, secretNamePrefix+id, metav1.GetOptions{})
 		}
 		if err != nil {

@@ -1,12 +1,16 @@
 package syncer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
+	"github.com/osm-apiserver/osm-apiserver/pkg/inputs"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
@@ -14,45 +18,48 @@ import (
 // yet; a render without them would hand nodes a token that does not work.
 var ErrNoCredentials = errors.New("tokens not created yet")
 
-// Credentials are the per-MachineDeployment tokens rendered into payloads.
-type Credentials struct {
-	// BootstrapToken is the kubelet's TLS-bootstrap token, "<id>.<secret>".
-	BootstrapToken string
-	// CloudInitGetterToken is the fetch token of the bootstrap payload.
-	CloudInitGetterToken string
-	// Version changes whenever either token's Secret changes; render caches
-	// put it in their key.
-	Version string
-}
-
-// CredentialSource reads the tokens of MachineDeployments from the token
-// informer. The API server plugs it into its render inputs.
+// CredentialSource reads the per-MachineDeployment tokens the syncer keeps from
+// the token informer. The API server plugs it into its render inputs, so every
+// replica, leader or not, serves the same payloads as the Secrets hold.
 type CredentialSource struct {
 	lister corev1listers.SecretLister
 }
+
+var _ inputs.CredentialSource = &CredentialSource{}
 
 // NewCredentialSource returns a CredentialSource over s.Tokens.
 func NewCredentialSource(s *SecretInformers) *CredentialSource {
 	return &CredentialSource{lister: s.TokenLister()}
 }
 
-// Credentials returns the tokens of MachineDeployment namespace/name, or an
-// error wrapping ErrNoCredentials.
-func (c *CredentialSource) Credentials(namespace, name string) (Credentials, error) {
-	ref := mdref.Ref{Namespace: namespace, Name: name}
+// Credentials implements inputs.CredentialSource. The error wraps
+// ErrNoCredentials when the tokens do not exist yet.
+func (c *CredentialSource) Credentials(_ context.Context, md *clusterv1alpha1.MachineDeployment) (inputs.Credentials, error) {
+	ref := mdref.Ref{Namespace: md.Namespace, Name: md.Name}
 	kubelet, ok := bootstraptoken.Lookup(c.lister, ref, bootstraptoken.PurposeKubelet)
 	if !ok {
-		return Credentials{}, fmt.Errorf("machine deployment %s: kubelet bootstrap token: %w", ref, ErrNoCredentials)
+		return inputs.Credentials{}, fmt.Errorf("kubelet bootstrap token of %s: %w", ref, ErrNoCredentials)
 	}
 	fetch, ok := bootstraptoken.Lookup(c.lister, ref, bootstraptoken.PurposeFetch)
 	if !ok {
-		return Credentials{}, fmt.Errorf("machine deployment %s: fetch token: %w", ref, ErrNoCredentials)
+		return inputs.Credentials{}, fmt.Errorf("fetch token of %s: %w", ref, ErrNoCredentials)
 	}
-	return Credentials{
+	return inputs.Credentials{
 		BootstrapToken:       kubelet.Value(),
 		CloudInitGetterToken: fetch.Value(),
-		// The values, not the Secrets' resourceVersions: extending a token's
-		// expiration must not invalidate renders.
-		Version: kubelet.ID + "." + fetch.ID + "." + digest(kubelet.Secret+fetch.Secret),
+		// From the values, not the Secrets' resourceVersions: extending a
+		// token's expiration must not invalidate cached renders.
+		Version: inputs.TokenVersion(kubelet.Value(), fetch.Value()),
 	}, nil
+}
+
+// StaticCluster is a ClusterSource for cluster facts fixed at start (flags).
+type StaticCluster render.ClusterInfo
+
+// Cluster implements ClusterSource.
+func (s StaticCluster) Cluster() (bootstraptoken.Cluster, error) {
+	if s.ServerURL == "" || s.CACert == "" {
+		return bootstraptoken.Cluster{}, errors.New("cluster server URL and CA certificate are not configured")
+	}
+	return bootstraptoken.Cluster{ServerURL: s.ServerURL, CACert: []byte(s.CACert)}, nil
 }

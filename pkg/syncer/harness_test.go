@@ -48,7 +48,7 @@ func (r *fakeRenderer) Render(_ context.Context, md *clusterv1alpha1.MachineDepl
 	if strings.HasPrefix(osp.Spec.Version, "broken") {
 		return &rendercache.Entry{Profile: ref, Err: fmt.Errorf("%s: template: line 1: unexpected EOF", name)}
 	}
-	creds, err := r.creds.Credentials(md.Namespace, md.Name)
+	creds, err := r.creds.Credentials(context.Background(), md)
 	if err != nil {
 		return &rendercache.Entry{Profile: ref, Err: err}
 	}

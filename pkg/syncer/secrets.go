@@ -3,8 +3,6 @@ package syncer
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -111,11 +109,6 @@ func merge(dst, src map[string]string) map[string]string {
 		dst[k] = v
 	}
 	return dst
-}
-
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:8])
 }
 
 // eventScheme only needs core types: Events on MachineDeployments are recorded

@@ -88,5 +88,11 @@ cmd_osm() {
     tail -n 30 "$RUN/osm-apiserver.log" >&2 || true
     die "APIService $APISERVICE is not Available (logs: $RUN)"
   fi
-  log "APIService $APISERVICE Available after $(elapsed "$t")s"
+  # kube-apiserver publishes the group's OpenAPI (kubectl explain) a moment later.
+  wait_for osm-apiserver 60 openapi_published
+  log "APIService $APISERVICE Available, OpenAPI published, after $(elapsed "$t")s"
+}
+
+openapi_published() {
+  kc get --raw /openapi/v3 | grep -q '"apis/osm.k8c.io/v1alpha1"'
 }

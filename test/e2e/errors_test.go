@@ -130,6 +130,14 @@ func TestListSelectors(t *testing.T) {
 	if len(list.Items) != 1 || list.Items[0].Name != "e2e-ubuntu-aws" {
 		t.Errorf("field selector %s: got %d items", sel, len(list.Items))
 	}
+	// OSCs carry their MachineDeployment's labels.
+	byLabel, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(testNamespace).List(ctx, metav1.ListOptions{LabelSelector: "e2e/cloud=openstack"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byLabel.Items) != 1 || byLabel.Items[0].Name != "e2e-ubuntu-openstack" {
+		t.Errorf("label selector e2e/cloud=openstack: got %d items, want e2e-ubuntu-openstack", len(byLabel.Items))
+	}
 	all, err := env.osm.OsmV1alpha1().OperatingSystemConfigs("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

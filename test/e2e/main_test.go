@@ -23,7 +23,8 @@ import (
 // env is the cluster every test talks to; TestMain sets it up once.
 var env struct {
 	repo       string
-	dir        string // the harness's state dir
+	dir        string // the temp dir of the run, or the reused cluster's state dir
+	reused     bool   // OSM_E2E_REUSE_CLUSTER: leave the cluster running
 	kubeconfig string
 	kubectl    string
 	config     *rest.Config
@@ -62,6 +63,11 @@ func setUp() error {
 		return err
 	}
 	env.repo = filepath.Clean(filepath.Join(wd, "..", ".."))
+	if dir := os.Getenv("OSM_E2E_REUSE_CLUSTER"); dir != "" {
+		// For quick iterations: a cluster started with hack/local-cluster.sh up
+		// (OSM_APISERVER_ARGS as serverArgs), kept after the tests.
+		return reuseCluster(dir)
+	}
 	env.dir, err = os.MkdirTemp("", "osm-e2e-")
 	if err != nil {
 		return err
@@ -70,7 +76,7 @@ func setUp() error {
 	if err := command(5*time.Minute, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
 		return fmt.Errorf("failed to build osm-apiserver: %w", err)
 	}
-	cluster := filepath.Join(env.dir, "cluster")
+	cluster := clusterDir()
 	harness := []string{
 		"OSM_CLUSTER_DIR=" + cluster,
 		"OSM_APISERVER_BIN=" + bin,
@@ -82,7 +88,18 @@ func setUp() error {
 	if err := command(30*time.Minute, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
 		return err
 	}
-	vars, err := readEnvFile(filepath.Join(cluster, "env"))
+	return useCluster(cluster)
+}
+
+func reuseCluster(dir string) error {
+	env.dir = dir
+	env.reused = true
+	return useCluster(dir)
+}
+
+// useCluster connects to the cluster of the harness's state dir and installs the fixtures.
+func useCluster(dir string) error {
+	vars, err := readEnvFile(filepath.Join(dir, "env"))
 	if err != nil {
 		return err
 	}
@@ -93,9 +110,13 @@ func setUp() error {
 	return installFixtures()
 }
 
+// getterToken is the token bootstrap payloads fetch their provisioning Secret with;
+// a fixed value lets the tests check that payloads carry it and OSCs redact it.
+const getterToken = "e2e-getter-token-5f3a9c2b7d1e4f60"
+
 // serverArgs are the osm-apiserver flags of the tests, beyond what the harness sets.
 func serverArgs() []string {
-	return nil
+	return []string{"--cloud-init-getter-token=" + getterToken}
 }
 
 func newClients() error {
@@ -120,8 +141,10 @@ func newClients() error {
 func installFixtures() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := kubectlCtx(ctx, "create", "namespace", testNamespace); err != nil {
-		return err
+	if _, err := kubectlCtx(ctx, "get", "namespace", testNamespace); err != nil {
+		if _, err := kubectlCtx(ctx, "create", "namespace", testNamespace); err != nil {
+			return err
+		}
 	}
 	if _, err := kubectlCtx(ctx, "apply", "--server-side", "-f", filepath.Join(env.repo, "test/e2e/testdata")); err != nil {
 		return err
@@ -139,10 +162,10 @@ func installFixtures() error {
 }
 
 func tearDown() {
-	if env.dir == "" {
+	if env.dir == "" || env.reused {
 		return
 	}
-	harness := []string{"OSM_CLUSTER_DIR=" + filepath.Join(env.dir, "cluster")}
+	harness := []string{"OSM_CLUSTER_DIR=" + clusterDir()}
 	if err := command(time.Minute, env.repo, harness, "hack/local-cluster.sh", "down"); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: tear-down: %v\n", err)
 	}
@@ -154,7 +177,7 @@ func tearDown() {
 // dumpLogs prints the end of the servers' logs: the first thing to read when a test fails.
 func dumpLogs() {
 	for _, name := range []string{"kube-apiserver", "osm-apiserver"} {
-		path := filepath.Join(env.dir, "cluster", "run", name+".log")
+		path := filepath.Join(clusterDir(), "run", name+".log")
 		lines, err := tail(path, 60)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
@@ -215,4 +238,12 @@ func readEnvFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: KUBECONFIG or KUBECTL missing", path)
 	}
 	return vars, nil
+}
+
+// clusterDir is the harness's state dir.
+func clusterDir() string {
+	if env.reused {
+		return env.dir
+	}
+	return filepath.Join(env.dir, "cluster")
 }

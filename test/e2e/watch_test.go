@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,7 +43,12 @@ func TestWatchSeesInputChanges(t *testing.T) {
 		return err
 	})
 
-	w, err := oscs.Watch(ctx, metav1.ListOptions{})
+	// As informers and `kubectl get -w` do: list, then watch from the list's version.
+	list, err := oscs.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := oscs.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +58,7 @@ func TestWatchSeesInputChanges(t *testing.T) {
 	patch(ctx, t, mdResource, testNamespace, "e2e-watch-a", `{"metadata":{"annotations":{"machinedeployment.clusters.k8s.io/revision":"2"}},"spec":{"template":{"spec":{"versions":{"kubelet":"1.34.1"}}}}}`)
 	waitForEvents(t, w, watch.Modified, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
 		"e2e-watch-a": func(o *osmv1alpha1.OperatingSystemConfig) bool {
-			return nodeInfo(o) == "kubelet 1.34.1 on aws\n"
+			return nodeInfo(o) == "kubelet v1.34.1 on aws\n"
 		},
 	})
 
@@ -64,8 +70,8 @@ func TestWatchSeesInputChanges(t *testing.T) {
 		}
 	}
 	waitForEvents(t, w, watch.Modified, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
-		"e2e-watch-a": bumped("v1.1.0: kubelet 1.34.1\n"),
-		"e2e-watch-b": bumped("v1.1.0: kubelet 1.33.4\n"),
+		"e2e-watch-a": bumped("v1.1.0: kubelet v1.34.1\n"),
+		"e2e-watch-b": bumped("v1.1.0: kubelet v1.33.4\n"),
 	})
 
 	t.Log("deleting MD e2e-watch-b")
@@ -74,6 +80,58 @@ func TestWatchSeesInputChanges(t *testing.T) {
 	}
 	waitForEvents(t, w, watch.Deleted, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
 		"e2e-watch-b": func(*osmv1alpha1.OperatingSystemConfig) bool { return true },
+	})
+}
+
+// TestWatchFromNow: a watch without a resourceVersion starts with an ADDED event per
+// OSC (k8s.io/apiserver turns it into sendInitialEvents=true without bookmarks); a
+// watch-list request (sendInitialEvents with bookmarks, as client-go's reflectors
+// send it) ends its initial events with the initial-events-end bookmark.
+func TestWatchFromNow(t *testing.T) {
+	ctx := testContext(t)
+	want := []string{"e2e-broken-aws", "e2e-broken-aws-2", "e2e-ubuntu-aws", "e2e-ubuntu-openstack"}
+	initial := func(t *testing.T, opts metav1.ListOptions) watch.Interface {
+		w, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(testNamespace).Watch(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		added := map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{}
+		for _, name := range want {
+			added[name] = func(*osmv1alpha1.OperatingSystemConfig) bool { return true }
+		}
+		waitForEvents(t, w, watch.Added, added)
+		return w
+	}
+	t.Run("plain", func(t *testing.T) {
+		w := initial(t, metav1.ListOptions{})
+		// The stream must stay open, without errors, and without bookmarks the client
+		// did not ask for.
+		quiet := time.After(2 * time.Second)
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok || ev.Type == watch.Error || ev.Type == watch.Bookmark {
+					t.Fatalf("after the initial events: open=%v %s %v", ok, ev.Type, ev.Object)
+				}
+			case <-quiet:
+				return
+			}
+		}
+	})
+	t.Run("watch-list", func(t *testing.T) {
+		send := true
+		w := initial(t, metav1.ListOptions{SendInitialEvents: &send, AllowWatchBookmarks: true,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+		select {
+		case ev, ok := <-w.ResultChan():
+			m, err := meta.Accessor(ev.Object)
+			if !ok || ev.Type != watch.Bookmark || err != nil || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+				t.Fatalf("after the initial events: open=%v %s %v, want the initial-events-end bookmark", ok, ev.Type, ev.Object)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no initial-events-end bookmark within 10s")
+		}
 	})
 }
 

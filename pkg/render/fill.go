@@ -1,6 +1,8 @@
 package render
 
 import (
+	"maps"
+
 	"k8c.io/machine-controller/sdk/providerconfig"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -23,7 +25,7 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	n, c := &in.Node, &in.Cluster
 
 	d.KubeVersion = kubeVersion
-	d.InTreeCCMAvailable = cloudProviderSettings(pc.CloudProvider, n.ExternalCloudProvider)
+	d.InTreeCCMAvailable = hasInTreeCloudProvider(pc.CloudProvider, n.ExternalCloudProvider)
 	d.ExternalCloudProvider = n.ExternalCloudProvider
 	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider, in.ResolveCloudConfigReference); err != nil {
 		return err
@@ -46,7 +48,8 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	if n.NoProxy != "" {
 		d.NoProxy = &n.NoProxy
 	}
-	d.KubeletFeatureGates = n.KubeletFeatureGates
+	// sprig's set/unset write to maps: keep the caller's out of reach.
+	d.KubeletFeatureGates = maps.Clone(n.KubeletFeatureGates)
 	if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
 		d.RHSubscription = rhSubscription(&d.RhelConfig)
 	}

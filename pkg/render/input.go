@@ -119,10 +119,9 @@ func rhSubscription(c *rhel.Config) map[string]string {
 	}
 }
 
-// cloudProviderSettings says whether the kubelet has an in-tree cloud provider
-// and whether it must use an external one: aws, azure, gce and vsphere have an
-// in-tree one unless --external-cloud-provider.
-func cloudProviderSettings(cloud providerconfig.CloudProvider, external bool) (inTree bool) {
+// hasInTreeCloudProvider says whether the kubelet uses an in-tree cloud
+// provider: aws, azure, gce and vsphere have one unless --external-cloud-provider.
+func hasInTreeCloudProvider(cloud providerconfig.CloudProvider, external bool) bool {
 	switch cloud {
 	case providerconfig.CloudProviderAWS, providerconfig.CloudProviderAzure,
 		providerconfig.CloudProviderGoogle, providerconfig.CloudProviderVsphere:

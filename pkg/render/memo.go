@@ -67,9 +67,9 @@ func (h *dualHash) str(s string) {
 	h.b.WriteString(s)
 }
 
-// value hashes v so that values a template cannot tell apart... and only those...
-// hash alike: nil and non-nil pointers differ, maps are hashed in key order.
-// It reports false for kinds it does not know, making the template unmemoized.
+// value hashes v so that only values a template cannot tell apart hash alike:
+// nil and non-nil pointers differ, maps are hashed in key order. It reports
+// false for kinds it does not know, which leaves the template unmemoized.
 func (h *dualHash) value(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.String:

@@ -15,6 +15,8 @@ import (
 // re-parsing per render: files are parsed once, every {{ template "name" }} of a
 // named template is rewritten into {{ _osmTemplate $ "name" }}, and a render
 // executes each named template once and hands the output to that call.
+// One difference is deliberate: upstream parses the pasted output again, so a
+// "{{" that a named template prints would be executed; here it stays text.
 
 // rewriteNamedCalls replaces, in place, every template call to one of names.
 func rewriteNamedCalls(list *parse.ListNode, names map[string]bool) {

@@ -1,0 +1,60 @@
+package registry_test
+
+import (
+	"testing"
+
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
+)
+
+func TestBuild(t *testing.T) {
+	feed := changefeed.New(1)
+	renderer := &registrytest.Renderer{}
+	info := registry.Build(
+		operatingsystemconfig.NewREST(registrytest.Lister{}, renderer, feed),
+		provisioningpayload.NewREST(registrytest.Lister{}, renderer, feed),
+	)
+	if info.PrioritizedVersions[0] != v1alpha1.SchemeGroupVersion {
+		t.Errorf("versions %v", info.PrioritizedVersions)
+	}
+	storages := info.VersionedResourcesStorageMap["v1alpha1"]
+	if len(storages) != 2 {
+		t.Fatalf("resources %v", storages)
+	}
+	for name, s := range storages {
+		// Read-only: the generic server answers 405 for verbs without an interface.
+		if _, ok := s.(rest.Creater); ok {
+			t.Errorf("%s implements Creater", name)
+		}
+		if _, ok := s.(rest.Updater); ok {
+			t.Errorf("%s implements Updater", name)
+		}
+		if _, ok := s.(rest.GracefulDeleter); ok {
+			t.Errorf("%s implements GracefulDeleter", name)
+		}
+		if _, ok := s.(rest.Watcher); !ok {
+			t.Errorf("%s cannot watch", name)
+		}
+		if n, ok := s.(rest.SingularNameProvider); !ok || n.GetSingularName() == "" {
+			t.Errorf("%s has no singular name", name)
+		}
+		gvk := v1alpha1.SchemeGroupVersion.WithKind(kindOf(s))
+		if !registry.Scheme.Recognizes(gvk) {
+			t.Errorf("scheme does not know %v", gvk)
+		}
+	}
+}
+
+func kindOf(s rest.Storage) string {
+	gvks, _, err := registry.Scheme.ObjectKinds(s.New())
+	if err != nil || len(gvks) == 0 {
+		return ""
+	}
+	return gvks[0].Kind
+}

@@ -1,0 +1,199 @@
+package operatingsystemconfig
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
+)
+
+func newTestREST() (*REST, *changefeed.Feed) {
+	mds := registrytest.Lister{
+		registrytest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"}),
+		registrytest.MD("a", "broken", "osp-broken", nil),
+		registrytest.MD("a", "plain", "", nil),
+		registrytest.MD("b", "flatcar", "osp-flatcar", map[string]string{"pool": "y"}),
+	}
+	feed := changefeed.New(10)
+	renderer := &registrytest.Renderer{Errors: map[string]error{"broken": registrytest.ErrBroken}}
+	return NewREST(mds, renderer, feed), feed
+}
+
+func TestGet(t *testing.T) {
+	tests := []struct {
+		name, namespace, object string
+		wantNotFound            bool
+		wantError               string
+	}{
+		{name: "rendered", namespace: "a", object: "ubuntu"},
+		{name: "render error is in the status, not an error", namespace: "a", object: "broken", wantError: registrytest.ErrBroken.Error()},
+		{name: "unknown name", namespace: "a", object: "nope", wantNotFound: true},
+		{name: "other namespace", namespace: "b", object: "ubuntu", wantNotFound: true},
+		{name: "MD without a profile has no config", namespace: "a", object: "plain", wantNotFound: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestREST()
+			ctx := genericapirequest.WithNamespace(context.Background(), tc.namespace)
+			obj, err := r.Get(ctx, tc.object, &metav1.GetOptions{})
+			if tc.wantNotFound {
+				if !errors.IsNotFound(err) {
+					t.Fatalf("want NotFound, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			osc := obj.(*osm.OperatingSystemConfig)
+			if osc.Name != tc.object || osc.Namespace != tc.namespace {
+				t.Errorf("got %s/%s", osc.Namespace, osc.Name)
+			}
+			if osc.Status.RenderError != tc.wantError {
+				t.Errorf("renderError = %q, want %q", osc.Status.RenderError, tc.wantError)
+			}
+			if osc.Status.MachineDeploymentRevision != "3" {
+				t.Errorf("revision = %q, want 3", osc.Status.MachineDeploymentRevision)
+			}
+			if osc.ResourceVersion == "" {
+				t.Error("no resourceVersion")
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	tests := []struct {
+		name      string
+		namespace string
+		labels    string
+		fields    string
+		want      []string
+	}{
+		{name: "all namespaces, sorted, broken included", want: []string{"a/broken", "a/ubuntu", "b/flatcar"}},
+		{name: "one namespace", namespace: "b", want: []string{"b/flatcar"}},
+		{name: "label selector", labels: "pool=x", want: []string{"a/ubuntu"}},
+		{name: "field selector on name", fields: "metadata.name=flatcar", want: []string{"b/flatcar"}},
+		{name: "field selector on namespace", fields: "metadata.namespace=a", want: []string{"a/broken", "a/ubuntu"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestREST()
+			ctx := genericapirequest.WithNamespace(context.Background(), tc.namespace)
+			opts := &metainternalversion.ListOptions{}
+			if tc.labels != "" {
+				opts.LabelSelector = labels.SelectorFromSet(labels.Set(mustParse(t, tc.labels)))
+			}
+			if tc.fields != "" {
+				opts.FieldSelector = fields.ParseSelectorOrDie(tc.fields)
+			}
+			obj, err := r.List(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, item := range obj.(*osm.OperatingSystemConfigList).Items {
+				got = append(got, item.Namespace+"/"+item.Name)
+			}
+			if !equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConvertToTable(t *testing.T) {
+	r, _ := newTestREST()
+	obj, err := r.List(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := r.ConvertToTable(context.Background(), obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 3 {
+		t.Fatalf("got %d rows, want 3", len(table.Rows))
+	}
+	for _, row := range table.Rows {
+		if len(row.Cells) != len(table.ColumnDefinitions) {
+			t.Errorf("row %v has %d cells for %d columns", row.Cells[0], len(row.Cells), len(table.ColumnDefinitions))
+		}
+	}
+	broken, ubuntu := table.Rows[0].Cells, table.Rows[1].Cells
+	if got := broken[8].(string); got != "Error: "+registrytest.ErrBroken.Error() {
+		t.Errorf("broken status = %q", got)
+	}
+	if got := ubuntu[4].(string); got != "osp-ubuntu@v1.0.0" {
+		t.Errorf("profile = %q", got)
+	}
+	if got := ubuntu[8].(string); got != "Rendered" {
+		t.Errorf("status = %q", got)
+	}
+	if _, err := r.ConvertToTable(context.Background(), &osm.ProvisioningPayload{}, nil); err == nil {
+		t.Error("a payload converted to an OSC table")
+	}
+}
+
+func TestMetadata(t *testing.T) {
+	r, _ := newTestREST()
+	if r.GetSingularName() == "" || !r.NamespaceScoped() || r.ShortNames()[0] != "osc" {
+		t.Errorf("singular %q, namespaced %v, short names %v", r.GetSingularName(), r.NamespaceScoped(), r.ShortNames())
+	}
+}
+
+func TestWatch(t *testing.T) {
+	r, feed := newTestREST()
+	mds := registrytest.Lister{registrytest.MD("a", "ubuntu", "osp-ubuntu", nil)}
+	ctx := genericapirequest.WithNamespace(context.Background(), "a")
+
+	w, err := r.Watch(ctx, &metainternalversion.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for _, want := range []string{"broken", "ubuntu"} {
+		ev := <-w.ResultChan()
+		if ev.Type != watch.Added || ev.Object.(*osm.OperatingSystemConfig).Name != want {
+			t.Fatalf("initial event %s %v, want ADDED %s", ev.Type, ev.Object.(*osm.OperatingSystemConfig).Name, want)
+		}
+	}
+	feed.Publish(watch.Modified, registrytest.MD("b", "flatcar", "osp-flatcar", nil)) // other namespace
+	seq := feed.Publish(watch.Modified, mds[0])
+	ev := <-w.ResultChan()
+	osc := ev.Object.(*osm.OperatingSystemConfig)
+	if ev.Type != watch.Modified || osc.Name != "ubuntu" || osc.ResourceVersion != itoa(seq) {
+		t.Fatalf("got %s %s rv %s, want MODIFIED ubuntu rv %d", ev.Type, osc.Name, osc.ResourceVersion, seq)
+	}
+
+	// Resuming from a version replays what came after it.
+	w2, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: itoa(seq - 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	if ev := <-w2.ResultChan(); ev.Type != watch.Modified || ev.Object.(*osm.OperatingSystemConfig).ResourceVersion != itoa(seq) {
+		t.Fatalf("resumed watch got %s %v", ev.Type, ev.Object)
+	}
+
+	// A version the feed no longer keeps is 410 Gone.
+	for range 20 {
+		feed.Publish(watch.Modified, mds[0])
+	}
+	if _, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: "1"}); !errors.IsResourceExpired(err) {
+		t.Fatalf("want 410 Gone, got %v", err)
+	}
+	if _, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: "x"}); !errors.IsBadRequest(err) {
+		t.Fatalf("want 400, got %v", err)
+	}
+}

@@ -1,0 +1,7 @@
+package provisioningpayload
+
+import "errors"
+
+func errorsAs(err error, target any) bool {
+	return err != nil && errors.As(err, target)
+}

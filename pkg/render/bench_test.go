@@ -10,7 +10,7 @@ import (
 
 // benchInput is the ubuntu-aws-containerd case, or the flatcar default OSP on
 // AWS for Flatcar.
-func benchInput(b *testing.B, flatcar bool) render.Input {
+func benchInput(b testing.TB, flatcar bool) render.Input {
 	b.Helper()
 	up := upstreamDir(b)
 	in := caseInput(b, filepath.Join(up, "cases", "ubuntu-aws-containerd"))

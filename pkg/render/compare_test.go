@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,16 @@ type node struct {
 // null values meaning the same as absent ones (contract.md).
 func diffUserData(t *testing.T, want []byte, got render.Payload) []string {
 	t.Helper()
+	if bytes.HasPrefix(bytes.TrimSpace(want), []byte("{")) {
+		if got.Format != osm.PayloadFormatIgnition {
+			return []string{fmt.Sprintf("format %s, want ignition", got.Format)}
+		}
+		diffs, err := diffIgnition(want, got.UserData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return diffs
+	}
 	if got.Format != osm.PayloadFormatCloudInit {
 		return []string{fmt.Sprintf("format %s, want cloud-init", got.Format)}
 	}

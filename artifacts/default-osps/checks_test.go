@@ -30,6 +30,24 @@ func TestInsecureDownloads(t *testing.T) {
 	}
 }
 
+func TestDownloadChecks(t *testing.T) {
+	script := "kube_url=${OSM_KUBERNETES_URL:-https://dl.k8s.io/release}\n" +
+		"cni_url=${OSM_CNI_URL:-\nhttps://github.com/x}\n" +
+		"curl -fsSL https://example.com/file\n" +
+		"curl --cacert ca https://api.cluster.example.com:6443/api\n"
+	d := downloadDefaults(script)
+	if d["OSM_KUBERNETES_URL"] != "https://dl.k8s.io/release" {
+		t.Errorf("OSM_KUBERNETES_URL default = %q", d["OSM_KUBERNETES_URL"])
+	}
+	if _, ok := d["OSM_CNI_URL"]; ok {
+		t.Error("a default split over two lines counted as a default")
+	}
+	got := hardcodedURLs(script, serverURL)
+	if len(got) != 2 || got[0] != "https://github.com/x" || got[1] != "https://example.com/file" {
+		t.Errorf("hardcodedURLs = %q, want the split default and example.com", got)
+	}
+}
+
 func TestScriptChecksFail(t *testing.T) {
 	requireTools(t, "bash", "shellcheck")
 	for _, bad := range []string{

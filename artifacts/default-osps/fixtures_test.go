@@ -92,7 +92,7 @@ func machineDeployment(t testing.TB, osp *ospv1alpha1.OperatingSystemProfile, cl
 func renderInput(ca string, external bool) render.Input {
 	return render.Input{
 		Cluster: render.ClusterInfo{
-			ServerURL:            "https://api.cluster.example.com:6443",
+			ServerURL:            serverURL,
 			CACert:               ca,
 			HostCACert:           ca,
 			BootstrapToken:       "abcdef.0123456789abcdef",
@@ -103,7 +103,7 @@ func renderInput(ca string, external bool) render.Input {
 			ContainerRuntime:      "containerd",
 			ExternalCloudProvider: external,
 			InitialTaints:         "dedicated=infra:NoSchedule",
-			HTTPProxy:             "http://proxy.example.com:3128",
+			HTTPProxy:             proxyURL,
 			NoProxy:               "10.0.0.0/8,.cluster.local,api.cluster.example.com",
 			InsecureRegistries:    []string{"registry.internal:5000"},
 			RegistryMirrors:       []string{"https://mirror.example.com"},

@@ -13,6 +13,12 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
+// serverURL is the API server the test cluster's nodes reach.
+const serverURL = "https://api.cluster.example.com:6443"
+
+// proxyURL is the nodes' HTTP proxy.
+const proxyURL = "http://proxy.example.com:3128"
+
 // maxBootstrapBytes is AWS's user-data limit, the smallest of the clouds.
 const maxBootstrapBytes = 16384
 
@@ -92,6 +98,33 @@ func checkPayload(t *testing.T, checked *checkCache, name string, p render.Paylo
 	for _, s := range scripts(files) {
 		if err := checked.run("script", []byte(s.content), checkScript); err != nil {
 			t.Errorf("%s payload: %s: %v", name, s.path, err)
+		}
+		for _, u := range hardcodedURLs(s.content, serverURL, proxyURL) {
+			t.Errorf("%s payload: %s: download URL %s cannot be redirected by an OSM_* variable", name, s.path, u)
+		}
+		if s.path == "/opt/bin/osm-setup" {
+			checkDownloadDefaults(t, s.content)
+		}
+	}
+}
+
+// checkDownloadDefaults checks that the setup script reads every download
+// location from an OSM_* variable with a usable default.
+func checkDownloadDefaults(t *testing.T, script string) {
+	t.Helper()
+	defaults := downloadDefaults(script)
+	for _, v := range []string{"OSM_KUBERNETES_URL", "OSM_CNI_URL", "OSM_CNI_VERSION", "OSM_CRICTL_URL"} {
+		if _, ok := defaults[v]; !ok {
+			t.Errorf("osm-setup does not read %s", v)
+		}
+	}
+	for v, d := range defaults {
+		if strings.HasSuffix(v, "_URL") || strings.HasSuffix(v, "_REPO") {
+			if !strings.HasPrefix(d, "https://") {
+				t.Errorf("osm-setup: default of %s is %q, want an https URL", v, d)
+			}
+		} else if d == "" || strings.ContainsAny(d, " \t") {
+			t.Errorf("osm-setup: default of %s is %q", v, d)
 		}
 	}
 }

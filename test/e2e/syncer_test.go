@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+)
+
+var bearerRE = regexp.MustCompile(`Bearer ([a-z0-9]{6}\.[a-z0-9]{16})`)
+
+// fetchToken returns the token in the bootstrap payload of an e2e-ubuntu MD,
+// after replacing the machine name as machine-controller does.
+func fetchToken(t *testing.T, bootstrap *corev1.Secret) string {
+	t.Helper()
+	userData := strings.ReplaceAll(string(bootstrap.Data[render.SecretDataKey]), render.MachineNamePlaceholder, "machine-1")
+	script := cloudConfigFile(t, userData, "/opt/bin/fetch-provisioning")
+	m := bearerRE.FindStringSubmatch(script)
+	if m == nil {
+		t.Fatalf("no bootstrap token in the fetch script:\n%s", script)
+	}
+	return m[1]
+}
+
+// asToken returns a client of kube-apiserver authenticated by token only,
+// verifying the server's certificate as the node does.
+func asToken(t *testing.T, token string) kubernetes.Interface {
+	t.Helper()
+	cfg := &rest.Config{Host: env.config.Host, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestSyncerSecretsAndLeastPrivilegeFetchToken(t *testing.T) {
+	ns := syncerNamespace(t)
+	osp := "e2e-syncer-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	startSyncer(t, "only", nil)
+	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	createMD(t, syncerMD(ns, "beta", osp, "1"))
+
+	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
+	provisioning := payloadSecret(t, ns, "alpha", "provisioning", annotated("1", "v1.0.0"))
+	payloadSecret(t, ns, "beta", "provisioning", annotated("1", "v1.0.0"))
+	if bootstrap.Type != corev1.SecretTypeOpaque || len(bootstrap.Data[render.SecretDataKey]) == 0 {
+		t.Fatalf("bootstrap secret: type %q, %d bytes of cloud-config", bootstrap.Type, len(bootstrap.Data[render.SecretDataKey]))
+	}
+
+	client := asToken(t, fetchToken(t, bootstrap))
+	ctx := testContext(t)
+	secrets := client.CoreV1().Secrets(render.CloudInitSettingsNamespace)
+	own, err := secrets.Get(ctx, provisioning.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("fetch token cannot GET its own provisioning secret: %v", err)
+	}
+	if !bytes.Equal(own.Data[render.SecretDataKey], provisioning.Data[render.SecretDataKey]) {
+		t.Errorf("fetched provisioning payload differs from the secret")
+	}
+	kubeconfig, err := secrets.Get(ctx, render.KubeletBootstrapSecretName("alpha", ns), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("fetch token cannot GET its kubelet bootstrap kubeconfig: %v", err)
+	}
+	if !bytes.Contains(kubeconfig.Data["kubeconfig"], []byte("token: ")) {
+		t.Errorf("kubelet bootstrap kubeconfig holds no token:\n%s", kubeconfig.Data["kubeconfig"])
+	}
+	if _, err := secrets.Get(ctx, fmt.Sprintf("beta-%s-provisioning-config", ns), metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("GET of another MD's secret: %v, want 403", err)
+	}
+	if _, err := secrets.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("LIST of secrets: %v, want 403", err)
+	}
+	if _, err := client.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-abcdef", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("GET of a kube-system secret: %v, want 403", err)
+	}
+}
+
+func TestSyncerReRendersAndKeepsLastGood(t *testing.T) {
+	ns := syncerNamespace(t)
+	osp := "e2e-syncer-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	startSyncer(t, "only", nil)
+	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
+
+	// A new profile version re-renders without touching the MD.
+	applyProfile(t, e2eProfile(t, osp, "v2.0.0"))
+	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v2.0.0"))
+	// So do a new revision and a new annotation.
+	annotateMD(t, ns, "alpha", render.AnnotationMDRevision, "2")
+	payloadSecret(t, ns, "alpha", "provisioning", annotated("2", "v2.0.0"))
+	before := payloadSecret(t, ns, "alpha", "bootstrap", annotated("2", "v2.0.0"))
+	annotateMD(t, ns, "alpha", "e2e/extra", "x")
+	good := payloadSecret(t, ns, "alpha", "bootstrap", func(s *corev1.Secret) error {
+		if s.Annotations[render.AnnotationSecretMDAnnotationsHash] == before.Annotations[render.AnnotationSecretMDAnnotationsHash] {
+			return fmt.Errorf("annotations hash unchanged")
+		}
+		return nil
+	})
+
+	// A broken template keeps the last good Secrets and warns on the MD.
+	broken := e2eProfile(t, osp, "v3.0.0-broken")
+	broken.Spec.ProvisioningConfig.Files = append(broken.Spec.ProvisioningConfig.Files, ospv1alpha1.File{
+		Path: "/etc/broken", Content: ospv1alpha1.FileContent{Inline: &ospv1alpha1.FileContentInline{Data: "{{ .Nope "}},
+	})
+	applyProfile(t, broken)
+	eventually(t, time.Minute, func() error {
+		events, err := env.kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+			FieldSelector: "involvedObject.name=alpha,type=Warning,reason=RenderFailed"})
+		if err != nil {
+			return err
+		}
+		if len(events.Items) == 0 {
+			return fmt.Errorf("no RenderFailed warning on the MD yet")
+		}
+		return nil
+	})
+	// The API, rendering through the same code, shows the error on the OSC.
+	eventually(t, time.Minute, func() error {
+		osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(ns).Get(context.Background(), "alpha", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(osc.Status.RenderError, "/etc/broken") {
+			return fmt.Errorf("OSC render error %q does not name the broken file", osc.Status.RenderError)
+		}
+		return nil
+	})
+	after, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), good.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != good.ResourceVersion || !bytes.Equal(after.Data[render.SecretDataKey], good.Data[render.SecretDataKey]) {
+		t.Errorf("bootstrap secret changed after a failed render")
+	}
+
+	// Fixing the profile recovers.
+	applyProfile(t, e2eProfile(t, osp, "v4.0.0"))
+	payloadSecret(t, ns, "alpha", "bootstrap", annotated("2", "v4.0.0"))
+}
+
+func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
+	ns := syncerNamespace(t)
+	osp := "e2e-syncer-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	startSyncer(t, "only", nil)
+	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
+	ref := mdref.Ref{Namespace: ns, Name: "alpha"}
+	ctx := testContext(t)
+	if n := countOwned(t, ref); n != 5 {
+		t.Fatalf("%d secrets for the MD, want 5 (2 payloads, kubeconfig, 2 tokens)", n)
+	}
+
+	if err := env.dynamic.Resource(mdResource).Namespace(ns).Delete(ctx, "alpha", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.dynamic.Resource(mdResource).Namespace(ns).Get(ctx, "alpha", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("MD still there right after delete: %v", err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if n := countOwned(t, ref); n != 0 {
+			return fmt.Errorf("%d secrets of the deleted MD left", n)
+		}
+		if _, err := env.kube.RbacV1().Roles(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("role left: %v", err)
+		}
+		if _, err := env.kube.RbacV1().RoleBindings(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("role binding left: %v", err)
+		}
+		return nil
+	})
+}
+
+// countOwned counts the Secrets written for ref in kube-system and cloud-init-settings.
+func countOwned(t *testing.T, ref mdref.Ref) int {
+	t.Helper()
+	n := 0
+	for _, ns := range []string{"kube-system", render.CloudInitSettingsNamespace} {
+		l, err := env.kube.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: ref.Selector().String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(l.Items)
+	}
+	return n
+}
+
+func TestSyncerExtendsTokens(t *testing.T) {
+	ns := syncerNamespace(t)
+	osp := "e2e-syncer-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	startSyncer(t, "only", func(c *syncer.Config) { c.TokenTTL, c.TokenRenewBefore = 30*time.Second, 26*time.Second })
+	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
+	token := fetchToken(t, bootstrap)
+	name := "bootstrap-token-" + strings.Split(token, ".")[0]
+	first, err := env.kube.CoreV1().Secrets("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		s, err := env.kube.CoreV1().Secrets("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if string(s.Data["expiration"]) <= string(first.Data["expiration"]) {
+			return fmt.Errorf("expiration still %s", s.Data["expiration"])
+		}
+		if !bytes.Equal(s.Data["token-secret"], first.Data["token-secret"]) {
+			t.Fatalf("extending changed the token")
+		}
+		return nil
+	})
+	// The extended token still works and the payload did not change.
+	if _, err := asToken(t, token).CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(),
+		fmt.Sprintf("alpha-%s-provisioning-config", ns), metav1.GetOptions{}); err != nil {
+		t.Errorf("extended token: %v", err)
+	}
+	now, _ := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
+	if now == nil || now.ResourceVersion != bootstrap.ResourceVersion {
+		t.Errorf("bootstrap payload rewritten by a token extension")
+	}
+}
+
+func TestSyncerLeaderFailoverConverges(t *testing.T) {
+	ns := syncerNamespace(t)
+	osp := "e2e-syncer-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	replicas := map[string]*syncerReplica{"a": startSyncer(t, "a", nil), "b": startSyncer(t, "b", nil)}
+	const count = 30
+	for i := range count {
+		createMD(t, syncerMD(ns, fmt.Sprintf("md-%02d", i), osp, "1"))
+	}
+	// Kill the leader mid-sync; the other replica takes over.
+	leader := leaseHolder(t)
+	time.Sleep(300 * time.Millisecond)
+	replicas[leader].stop()
+	for i := range count {
+		payloadSecret(t, ns, fmt.Sprintf("md-%02d", i), "bootstrap", annotated("1", "v1.0.0"))
+		payloadSecret(t, ns, fmt.Sprintf("md-%02d", i), "provisioning", annotated("1", "v1.0.0"))
+	}
+	if now := leaseHolder(t); now == leader {
+		t.Errorf("lease still held by the stopped replica %s", leader)
+	}
+	for i := range count {
+		if n := countOwned(t, mdref.Ref{Namespace: ns, Name: fmt.Sprintf("md-%02d", i)}); n != 5 {
+			t.Errorf("md-%02d: %d secrets, want 5: something was duplicated or lost", i, n)
+		}
+	}
+}
+
+// leaseHolder waits for the in-process syncers' Lease to have a holder.
+func leaseHolder(t *testing.T) string {
+	t.Helper()
+	var holder string
+	eventually(t, 30*time.Second, func() error {
+		l, err := env.kube.CoordinationV1().Leases("kube-system").Get(context.Background(), syncerLease, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			return fmt.Errorf("no holder")
+		}
+		holder = *l.Spec.HolderIdentity
+		return nil
+	})
+	return holder
+}

@@ -69,7 +69,7 @@ start_etcd() {
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
     --initial-cluster "local=http://127.0.0.1:$peer" --unsafe-no-fsync --log-level warn
-  wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+  wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health" || return
   log "etcd ready in $(elapsed "$t")s"
 }
 
@@ -96,7 +96,7 @@ start_kube_apiserver() {
     --proxy-client-cert-file "$PKI/front-proxy-client.crt" \
     --proxy-client-key-file "$PKI/front-proxy-client.key"
   write_kubeconfig "$KUBECONFIG_ADMIN" admin
-  wait_for kube-apiserver 90 kc get --raw /readyz
+  wait_for kube-apiserver 90 kc get --raw /readyz || return
   log "kube-apiserver ready in $(elapsed "$t")s"
 }
 
@@ -170,8 +170,8 @@ cmd_cluster() {
   t=$(date +%s.%N)
   log "creating CA, serving and client certificates in $PKI (~1 s)"
   make_pki
-  start_etcd
-  start_kube_apiserver
+  start_listener etcd start_etcd
+  start_listener kube-apiserver start_kube_apiserver
   OSM_PORT=""
   save_env
   bootstrap

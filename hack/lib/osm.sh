@@ -60,6 +60,23 @@ spec:
 YAML
 }
 
+start_osm() {
+  # A restart keeps the port, so the registered APIService stays valid.
+  if [ -z "${OSM_PORT:-}" ] || grep -q 'address already in use' "$RUN/osm-apiserver.log" 2>/dev/null; then
+    OSM_PORT=$(free_port)
+  fi
+  save_env
+  log "starting osm-apiserver on https://127.0.0.1:$OSM_PORT (~3 s)"
+  # shellcheck disable=SC2086 # OSM_APISERVER_ARGS is a list of flags
+  start_proc osm-apiserver "$OSM_BIN" serve \
+    --bind-address 127.0.0.1 --secure-port "$OSM_PORT" \
+    --tls-cert-file "$PKI/osm-apiserver.crt" --tls-private-key-file "$PKI/osm-apiserver.key" \
+    --kubeconfig "$OSM_KUBECONFIG" \
+    --authentication-kubeconfig "$OSM_KUBECONFIG" --authorization-kubeconfig "$OSM_KUBECONFIG" \
+    ${OSM_APISERVER_ARGS:-}
+  wait_for osm-apiserver 90 curl -fsS --cacert "$PKI/osm-ca.crt" "https://127.0.0.1:$OSM_PORT/readyz"
+}
+
 cmd_osm() {
   load_env
   local bin="${OSM_APISERVER_BIN:-$REPO/bin/osm-apiserver}"
@@ -69,17 +86,7 @@ cmd_osm() {
   stop_proc osm-apiserver
   local kubeconfig
   kubeconfig=$(apply_rbac)
-  OSM_PORT=${OSM_PORT:-$(free_port)}
-  save_env
-  log "starting osm-apiserver on https://127.0.0.1:$OSM_PORT (~3 s)"
-  # shellcheck disable=SC2086 # OSM_APISERVER_ARGS is a list of flags
-  start_proc osm-apiserver "$bin" serve \
-    --bind-address 127.0.0.1 --secure-port "$OSM_PORT" \
-    --tls-cert-file "$PKI/osm-apiserver.crt" --tls-private-key-file "$PKI/osm-apiserver.key" \
-    --kubeconfig "$kubeconfig" \
-    --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
-    ${OSM_APISERVER_ARGS:-}
-  wait_for osm-apiserver 90 curl -fsS --cacert "$PKI/osm-ca.crt" "https://127.0.0.1:$OSM_PORT/readyz"
+  OSM_BIN=$bin OSM_KUBECONFIG=$kubeconfig start_listener osm-apiserver start_osm
   log "osm-apiserver ready in $(elapsed "$t")s; registering APIService $APISERVICE"
   register_apiservice
   if ! kc wait --for condition=Available --timeout 60s "apiservice/$APISERVICE" >/dev/null; then

@@ -6,12 +6,13 @@ log() { echo "[local-cluster] $*" >&2; }
 die() { echo "[local-cluster] error: $*" >&2; exit 1; }
 
 # free_port prints a TCP port on 127.0.0.1 that nothing listens on and that no other
-# caller of free_port has handed out from this state dir. A port can still be taken
-# between this check and the bind; start_proc's callers fail loudly if that happens.
+# caller of free_port has handed out from this state dir. Ports come from 20000-32767,
+# below Linux's ephemeral range, so outgoing connections don't take them. A port can
+# still be taken between this check and the bind: see start_listener.
 free_port() {
   local port
   for _ in $(seq 1 200); do
-    port=$(( 20000 + RANDOM % 30000 ))
+    port=$(( 20000 + RANDOM % 12768 ))
     if ss -Htln "sport = :$port" 2>/dev/null | grep -q .; then continue; fi
     if grep -qx "$port" "$RUN/ports" 2>/dev/null; then continue; fi
     echo "$port" >>"$RUN/ports"
@@ -67,6 +68,8 @@ wait_for() {
   local deadline=$(( $(date +%s) + seconds ))
   until "$@" >/dev/null 2>&1; do
     if ! alive "$name"; then
+      # start_listener picks another port for this one.
+      if grep -q 'address already in use' "$RUN/$name.log" 2>/dev/null; then return 98; fi
       tail -n 30 "$RUN/$name.log" >&2 || true
       die "$name exited (log: $RUN/$name.log)"
     fi
@@ -80,3 +83,17 @@ wait_for() {
 
 # elapsed START: seconds since START (from date +%s.%N), one decimal.
 elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
+
+# start_listener NAME FUNC: runs FUNC (which picks its ports with free_port, starts
+# NAME and waits for it) up to three times, as long as NAME died because another
+# process bound one of its ports first.
+start_listener() {
+  local name=$1 start=$2 attempt rc
+  for attempt in 1 2 3; do
+    rc=0
+    "$start" || rc=$?
+    [ "$rc" -eq 98 ] || return "$rc"
+    log "$name lost a port to another process (attempt $attempt); retrying with new ports"
+  done
+  die "$name could not bind a port"
+}

@@ -30,7 +30,11 @@ func Load() ([]*ospv1alpha1.OperatingSystemProfile, error) {
 	}
 	osps := make([]*ospv1alpha1.OperatingSystemProfile, 0, len(names))
 	for _, name := range names {
-		osp, err := decode(name)
+		data, err := files.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("default operating system profile %s: %w", name, err)
+		}
+		osp, err := decode(name, data)
 		if err != nil {
 			return nil, err
 		}
@@ -40,13 +44,9 @@ func Load() ([]*ospv1alpha1.OperatingSystemProfile, error) {
 	return osps, nil
 }
 
-// decode reads one embedded file strictly: an unknown field is a typo that
-// would otherwise drop part of a profile silently.
-func decode(name string) (*ospv1alpha1.OperatingSystemProfile, error) {
-	data, err := files.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("default operating system profile %s: %w", name, err)
-	}
+// decode reads one profile strictly: an unknown field is a typo that would
+// otherwise drop part of a profile silently.
+func decode(name string, data []byte) (*ospv1alpha1.OperatingSystemProfile, error) {
 	osp := &ospv1alpha1.OperatingSystemProfile{}
 	if err := yaml.UnmarshalStrict(data, osp); err != nil {
 		return nil, fmt.Errorf("default operating system profile %s: %w", name, err)

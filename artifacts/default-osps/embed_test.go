@@ -1,6 +1,7 @@
 package defaultosps
 
 import (
+	"strings"
 	"testing"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -59,5 +60,27 @@ func TestLoadReturnsFreshObjects(t *testing.T) {
 	}
 	if b[0].Spec.Version != Version {
 		t.Fatalf("a caller's change leaked into the next Load: version %q", b[0].Spec.Version)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	const head = "apiVersion: operatingsystemmanager.k8c.io/v1alpha1\nkind: OperatingSystemProfile\n"
+	for name, tc := range map[string]struct {
+		yaml, want string
+	}{
+		"unknown field": {head + "metadata: {name: a, namespace: b}\nspec: {osName: ubuntu, osVerison: x}\n", `unknown field "osVerison"`},
+		"wrong kind":    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: b}\n", "kind is /v1, Kind=ConfigMap"},
+		"no namespace":  {head + "metadata: {name: a}\nspec: {osName: ubuntu}\n", "metadata.namespace"},
+		"not yaml":      {head + "spec: [\n", "osp-x.yaml"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := decode("osp-x.yaml", []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("decode error = %v, want it to contain %q", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "default operating system profile osp-x.yaml: ") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
 	}
 }

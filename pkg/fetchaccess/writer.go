@@ -84,11 +84,12 @@ func (w *Writer) isWritten(ref mdref.Ref, names []string) bool {
 
 func (w *Writer) ensureRole(ctx context.Context, want *rbacv1.Role) error {
 	roles := w.Client.RbacV1().Roles(want.Namespace)
-	got, err := roles.Get(ctx, want.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = roles.Create(ctx, want, metav1.CreateOptions{})
+	// Create first: a new MachineDeployment, the common case, costs one call.
+	_, err := roles.Create(ctx, want, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
+	got, err := roles.Get(ctx, want.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -103,11 +104,11 @@ func (w *Writer) ensureRole(ctx context.Context, want *rbacv1.Role) error {
 
 func (w *Writer) ensureBinding(ctx context.Context, want *rbacv1.RoleBinding) error {
 	bindings := w.Client.RbacV1().RoleBindings(want.Namespace)
-	got, err := bindings.Get(ctx, want.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = bindings.Create(ctx, want, metav1.CreateOptions{})
+	_, err := bindings.Create(ctx, want, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
+	got, err := bindings.Get(ctx, want.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

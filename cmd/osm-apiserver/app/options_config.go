@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/kubernetes"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apiserver"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
-	generatedopenapi "github.com/osm-apiserver/osm-apiserver/pkg/generated/openapi"
 	"github.com/osm-apiserver/osm-apiserver/pkg/inputs"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
 	"github.com/osm-apiserver/osm-apiserver/pkg/options"
@@ -101,17 +99,7 @@ func (o *ServeOptions) genericConfig() (*genericapiserver.RecommendedConfig, err
 	if err := o.Features.ApplyTo(&cfg.Config, nil, nil); err != nil {
 		return nil, err
 	}
-	namer := openapinamer.NewDefinitionNamer(registry.Scheme)
-	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
-	cfg.OpenAPIConfig.GetDefinitionName = definitionNamer()
-	cfg.OpenAPIConfig.Info.Title = "osm-apiserver"
-	cfg.OpenAPIConfig.Info.Version = "v1alpha1"
-	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
-	cfg.OpenAPIV3Config.GetDefinitionName = definitionNamer()
-	// Computed with the default namer: let the builder compute them with ours.
-	cfg.OpenAPIV3Config.Definitions = nil
-	cfg.OpenAPIV3Config.Info.Title = "osm-apiserver"
-	cfg.OpenAPIV3Config.Info.Version = "v1alpha1"
+	apiserver.SetOpenAPI(&cfg.Config)
 	return cfg, nil
 }
 

@@ -23,6 +23,12 @@ type providerFacts struct {
 	distUpgradeOnBoot bool
 }
 
+// setOSSettings copies the per-OS settings into a render's data.
+func (f *providerFacts) setOSSettings(d *templateData) {
+	d.AmazonLinuxConfig, d.FlatcarConfig, d.RhelConfig = f.os.AmazonLinuxConfig, f.os.FlatcarConfig, f.os.RhelConfig
+	d.UbuntuConfig, d.RockyLinuxConfig = f.os.UbuntuConfig, f.os.RockyLinuxConfig
+}
+
 const providerCacheSize = 256
 
 type providerCache struct {

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"fmt"
+
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render/cloudinit"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render/ignition"
@@ -12,6 +14,18 @@ type payloadTarget struct {
 	cloudProvider     string
 	machineDeployment string
 	distUpgradeOnBoot bool
+}
+
+// encodeAll writes both payloads of res.
+func (t payloadTarget) encodeAll(res *Result) error {
+	var err error
+	if res.Bootstrap, err = t.encode(osm.PayloadTypeBootstrap, &res.Config.BootstrapConfig); err != nil {
+		return fmt.Errorf("bootstrap payload: %w", err)
+	}
+	if res.Provisioning, err = t.encode(osm.PayloadTypeProvisioning, &res.Config.ProvisioningConfig); err != nil {
+		return fmt.Errorf("provisioning payload: %w", err)
+	}
+	return nil
 }
 
 // encode writes cfg as user-data of the target's format.

@@ -1,11 +1,9 @@
 package render
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"k8c.io/machine-controller/sdk/providerconfig"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,32 +26,6 @@ func NewRenderer() *Renderer {
 	return &Renderer{cache: newCompileCache(defaultCacheSize)}
 }
 
-// maxOutput bounds what one template may write: far beyond any cloud's
-// user-data limit, it stops a runaway {{ range }} before it exhausts memory.
-const maxOutput = 4 << 20
-
-// limitedBuffer is the buffer templates execute into.
-type limitedBuffer struct{ bytes.Buffer }
-
-var errOutputTooLarge = fmt.Errorf("output exceeds %d bytes", maxOutput)
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > maxOutput {
-		return 0, errOutputTooLarge
-	}
-	return b.Buffer.Write(p)
-}
-
-func (b *limitedBuffer) WriteString(s string) (int, error) {
-	if b.Len()+len(s) > maxOutput {
-		return 0, errOutputTooLarge
-	}
-	return b.Buffer.WriteString(s)
-}
-
-// bufPool holds the buffers templates execute into.
-var bufPool = sync.Pool{New: func() any { return new(limitedBuffer) }}
-
 // Render renders in.OSP for in.MachineDeployment. Neither is modified.
 func (r *Renderer) Render(in Input) (*Result, error) {
 	osp, md := in.OSP, in.MachineDeployment
@@ -68,8 +40,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	pc, distUpgradeOnBoot := facts.pc, facts.distUpgradeOnBoot
 	data := &templateData{cluster: &in.Cluster}
-	data.AmazonLinuxConfig, data.FlatcarConfig, data.RhelConfig = facts.os.AmazonLinuxConfig, facts.os.FlatcarConfig, facts.os.RhelConfig
-	data.UbuntuConfig, data.RockyLinuxConfig = facts.os.UbuntuConfig, facts.os.RockyLinuxConfig
+	facts.setOSSettings(data)
 	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
 		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
 	}
@@ -134,10 +105,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		machineDeployment: md.Name,
 		distUpgradeOnBoot: distUpgradeOnBoot,
 	}
-	if res.Bootstrap, err = target.encode(osm.PayloadTypeBootstrap, &res.Config.BootstrapConfig); err != nil {
-		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
-	}
-	if res.Provisioning, err = target.encode(osm.PayloadTypeProvisioning, &res.Config.ProvisioningConfig); err != nil {
+	if err := target.encodeAll(res); err != nil {
 		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
 	}
 	return res, nil

@@ -1,0 +1,33 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+)
+
+// maxOutput bounds what one template may write: far beyond any cloud's
+// user-data limit, it stops a runaway {{ range }} before it exhausts memory.
+const maxOutput = 4 << 20
+
+// limitedBuffer is the buffer templates execute into.
+type limitedBuffer struct{ bytes.Buffer }
+
+var errOutputTooLarge = fmt.Errorf("output exceeds %d bytes", maxOutput)
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxOutput {
+		return 0, errOutputTooLarge
+	}
+	return b.Buffer.Write(p)
+}
+
+func (b *limitedBuffer) WriteString(s string) (int, error) {
+	if b.Len()+len(s) > maxOutput {
+		return 0, errOutputTooLarge
+	}
+	return b.Buffer.WriteString(s)
+}
+
+// bufPool holds the buffers templates execute into.
+var bufPool = sync.Pool{New: func() any { return new(limitedBuffer) }}

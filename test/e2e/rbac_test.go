@@ -20,7 +20,8 @@ import (
 )
 
 // TestReaderOfConfigsCannotReadPayloads: payloads hold tokens, so they are a separate
-// resource; a user granted only operatingsystemconfigs gets 403 on them.
+// resource; a user granted only operatingsystemconfigs (the reader ClusterRole of
+// artifacts/deploy, bound in one namespace) gets 403 on them.
 func TestReaderOfConfigsCannotReadPayloads(t *testing.T) {
 	ctx := testContext(t)
 	token := oscReaderToken(ctx, t)
@@ -58,31 +59,26 @@ func TestReaderOfConfigsCannotReadPayloads(t *testing.T) {
 	}
 }
 
-// oscReaderToken creates a ServiceAccount that may read operatingsystemconfigs in the
-// test namespace and nothing else, and returns a token for it (TokenRequest works
-// without kube-controller-manager).
+// readerRole is the ClusterRole of artifacts/deploy that grants reading OSCs only;
+// the harness applies it with the rest of the RBAC.
+const readerRole = "osm:operatingsystemconfigs-reader"
+
+// oscReaderToken creates a ServiceAccount bound to readerRole in the test namespace
+// and returns a token for it (TokenRequest works without kube-controller-manager).
 func oscReaderToken(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	const name = "e2e-osc-reader"
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{"osm.k8c.io"},
-			Resources: []string{"operatingsystemconfigs"},
-			Verbs:     []string{"get", "list", "watch"},
-		}},
+	if _, err := env.kube.RbacV1().ClusterRoles().Get(ctx, readerRole, metav1.GetOptions{}); err != nil {
+		t.Fatalf("ClusterRole %s of artifacts/deploy: %v", readerRole, err)
 	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: readerRole},
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: testNamespace}},
 	}
 	create := metav1.CreateOptions{}
 	if _, err := env.kube.CoreV1().ServiceAccounts(testNamespace).Create(ctx, sa, create); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.kube.RbacV1().Roles(testNamespace).Create(ctx, role, create); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := env.kube.RbacV1().RoleBindings(testNamespace).Create(ctx, binding, create); err != nil {
@@ -93,7 +89,6 @@ func oscReaderToken(ctx context.Context, t *testing.T) string {
 		defer cancel()
 		for _, err := range []error{
 			env.kube.RbacV1().RoleBindings(testNamespace).Delete(ctx, name, metav1.DeleteOptions{}),
-			env.kube.RbacV1().Roles(testNamespace).Delete(ctx, name, metav1.DeleteOptions{}),
 			env.kube.CoreV1().ServiceAccounts(testNamespace).Delete(ctx, name, metav1.DeleteOptions{}),
 		} {
 			if err != nil {

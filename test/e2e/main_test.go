@@ -25,6 +25,8 @@ var env struct {
 	repo       string
 	dir        string // the temp dir of the run, or the reused cluster's state dir
 	reused     bool   // OSM_E2E_REUSE_CLUSTER: leave the cluster running
+	osmAddr    string // osm-apiserver's address, for what kube-apiserver does not proxy
+	pki        string // the harness's certificates
 	kubeconfig string
 	kubectl    string
 	config     *rest.Config
@@ -104,6 +106,8 @@ func useCluster(dir string) error {
 		return err
 	}
 	env.kubeconfig, env.kubectl = vars["KUBECONFIG"], vars["KUBECTL"]
+	env.osmAddr = "127.0.0.1:" + vars["OSM_PORT"]
+	env.pki = filepath.Join(dir, "pki")
 	if err := newClients(); err != nil {
 		return err
 	}

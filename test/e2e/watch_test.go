@@ -181,7 +181,13 @@ func keys[V any](m map[string]V) []string {
 // fromFile reads a one-object YAML file of testdata.
 func fromFile(t testing.TB, name string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
+	return readObject(t, filepath.Join("testdata", name))
+}
+
+// readObject reads a one-object YAML file.
+func readObject(t testing.TB, name string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}

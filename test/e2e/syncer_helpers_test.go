@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -47,16 +49,24 @@ func (r *syncerReplica) stop() {
 // startSyncer runs a syncer replica with identity id until the test ends.
 func startSyncer(t testing.TB, id string, mutate func(*syncer.Config)) *syncerReplica {
 	t.Helper()
+	return startSyncerOn(t, id, env.config, env.kube, mutate)
+}
+
+// startSyncerOn runs a syncer replica whose MachineDeployments, Secrets, tokens
+// and RBAC live in the worker cluster; profiles and the Lease stay in the
+// test cluster (management/worker mode).
+func startSyncerOn(t testing.TB, id string, worker *rest.Config, workerKube kubernetes.Interface, mutate func(*syncer.Config)) *syncerReplica {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	lw, err := machinedeployments.NewListWatch(env.config)
+	lw, err := machinedeployments.NewListWatch(worker)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mds := machinedeployments.NewInformerFor(lw, 0)
 	ospFactory := ospinformers.NewSharedInformerFactory(env.osm, 0)
 	osps := ospFactory.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles()
-	secrets := syncer.NewSecretInformers(env.kube, 0)
-	cluster, err := inputs.ClusterInfo(ctx, &options.ClusterFlags{}, env.kube, env.config)
+	secrets := syncer.NewSecretInformers(workerKube, 0)
+	cluster, err := inputs.ClusterInfo(ctx, &options.ClusterFlags{}, workerKube, worker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +87,7 @@ func startSyncer(t testing.TB, id string, mutate func(*syncer.Config)) *syncerRe
 		t.Fatal(err)
 	}
 	cfg := syncer.Config{
-		Client:             env.kube,
+		Client:             workerKube,
 		MachineDeployments: mds,
 		Profiles:           osps.Informer(),
 		Secrets:            secrets,

@@ -23,8 +23,11 @@ default_osps() {
 }
 
 up() {
-  if [ -f "$OSM_CLUSTER_DIR/env" ] && "$REPO/hack/local-cluster.sh" status 2>/dev/null | grep -q '^osm-apiserver: running'; then
-    say "already running (make demo-down stops it)"
+  local status=""
+  [ -f "$OSM_CLUSTER_DIR/env" ] && status=$("$REPO/hack/local-cluster.sh" status 2>/dev/null || true)
+  if [[ "$status" == *"kube-apiserver: running"* ]]; then
+    say "the cluster already runs; restarting osm-apiserver with the binary just built"
+    "$REPO/hack/local-cluster.sh" osm
   else
     if [ ! -x "${XDG_CACHE_HOME:-$HOME/.cache}/osm-apiserver/bin/kube-v1.37.1_etcd-v3.7.0/kube-apiserver" ] && [ -z "${OSM_CACHE_DIR:-}" ]; then
       say "first run: building kube-apiserver, kubectl and etcd from the Go module proxy (~10 minutes, once)"
@@ -38,6 +41,9 @@ up() {
   # shellcheck disable=SC1091
   . "$OSM_CLUSTER_DIR/env"
   local kc=("$KUBECTL" --kubeconfig "$KUBECONFIG")
+  # The kubectl the cluster was built with, for users who have none on their PATH.
+  mkdir -p "$OSM_CLUSTER_DIR/bin"
+  ln -sf "$KUBECTL" "$OSM_CLUSTER_DIR/bin/kubectl"
 
   local osps f args=()
   mapfile -t osps < <(default_osps)
@@ -72,7 +78,7 @@ The demo cluster runs in the background (etcd, kube-apiserver, osm-apiserver; lo
 Use it with:
 
   export KUBECONFIG=$KUBECONFIG
-  alias kubectl=$KUBECTL
+  export PATH=$OSM_CLUSTER_DIR/bin:\$PATH           # the demo cluster's kubectl, if you have none
   kubectl get osc -A                                      # one OperatingSystemConfig per MachineDeployment
   kubectl get osc -n kube-system ubuntu-aws -o yaml       # the rendered files and units (tokens redacted)
   kubectl get provisioningpayloads -A                     # bootstrap and provisioning user-data, sizes, limits

@@ -101,5 +101,6 @@ cmd_osm() {
 }
 
 openapi_published() {
-  kc get --raw /openapi/v3 | grep -q '"apis/osm.k8c.io/v1alpha1"'
+  local paths
+  paths=$(kc get --raw /openapi/v3) && [[ "$paths" == *'"apis/osm.k8c.io/v1alpha1"'* ]]
 }

@@ -54,11 +54,11 @@ func TestRender(t *testing.T) {
 						t.Errorf("bootstrap payload is %d bytes with 4 KiB of SSH keys, limit %d", n, maxBootstrapBytes)
 					}
 					bootstrapSizes.record(osp.Name, len(res.Bootstrap.UserData))
-					for _, p := range []struct {
-						name    string
-						payload render.Payload
-					}{{"bootstrap", res.Bootstrap}, {"provisioning", res.Provisioning}} {
-						checkPayload(t, checked, p.name, p.payload)
+					if files := checkPayload(t, checked, "bootstrap", res.Bootstrap); files != nil {
+						checkBootstrapFiles(t, files, ca)
+					}
+					if files := checkPayload(t, checked, "provisioning", res.Provisioning); files != nil {
+						checkProvisioningFiles(t, files, family != "", family != "")
 					}
 				})
 			}
@@ -66,8 +66,9 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// checkPayload validates one payload and every script it writes.
-func checkPayload(t *testing.T, checked *checkCache, name string, p render.Payload) {
+// checkPayload validates one payload and every script it writes, and returns
+// its files; nil when the payload itself is invalid.
+func checkPayload(t *testing.T, checked *checkCache, name string, p render.Payload) []payloadFile {
 	t.Helper()
 	var files []payloadFile
 	var err error
@@ -81,7 +82,7 @@ func checkPayload(t *testing.T, checked *checkCache, name string, p render.Paylo
 	}
 	if err != nil {
 		t.Errorf("%s payload: %v", name, err)
-		return
+		return nil
 	}
 	texts := []string{string(p.UserData)}
 	for _, f := range files {
@@ -106,6 +107,7 @@ func checkPayload(t *testing.T, checked *checkCache, name string, p render.Paylo
 			checkDownloadDefaults(t, s.content)
 		}
 	}
+	return files
 }
 
 // checkDownloadDefaults checks that the setup script reads every download

@@ -10,7 +10,7 @@ apply_rbac() {
   local f kind files=()
   for f in "$REPO"/artifacts/deploy/*.yaml; do
     [ -f "$f" ] || continue
-    kind=$(sed -n 's/^kind: *//p' "$f" | head -n1)
+    kind=$(awk '/^kind:/ { print $2; exit }' "$f")
     case "$kind" in
       Namespace | ServiceAccount | ClusterRole | ClusterRoleBinding | Role | RoleBinding) files+=(-f "$f") ;;
     esac

@@ -13,7 +13,7 @@ free_port() {
   local port
   for _ in $(seq 1 200); do
     port=$(( 20000 + RANDOM % 12768 ))
-    if ss -Htln "sport = :$port" 2>/dev/null | grep -q .; then continue; fi
+    if [ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ]; then continue; fi
     if grep -qx "$port" "$RUN/ports" 2>/dev/null; then continue; fi
     echo "$port" >>"$RUN/ports"
     echo "$port"

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -79,15 +82,30 @@ func TestKubectlGetOSCYAMLShowsRenderedSpec(t *testing.T) {
 }
 
 func TestKubectlExplain(t *testing.T) {
-	out := kubectl(t, "explain", "osc.spec")
-	for _, want := range []string{"osName", "osVersion", "cloudProvider", "bootstrapConfig", "provisioningConfig"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("kubectl explain osc.spec lacks %q:\n%s", want, out)
-		}
+	cases := []struct {
+		field string
+		want  []string
+	}{
+		{"osc.spec", []string{"osName", "osVersion", "cloudProvider", "bootstrapConfig", "provisioningConfig"}},
+		{"provisioningpayloads.spec.userData", []string{"user-data"}},
 	}
-	out = kubectl(t, "explain", "provisioningpayloads.spec.userData")
-	if !strings.Contains(out, "user-data") {
-		t.Errorf("kubectl explain provisioningpayloads.spec.userData has no description:\n%s", out)
+	for _, c := range cases {
+		// kube-apiserver aggregates OpenAPI asynchronously; the harness waited for the
+		// group to appear, this allows for its documents to settle.
+		eventually(t, 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := kubectlCtx(ctx, "explain", c.field)
+			if err != nil {
+				return err
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					return fmt.Errorf("kubectl explain %s lacks %q:\n%s", c.field, w, out)
+				}
+			}
+			return nil
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -23,6 +24,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	fakeosp "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/osm-apiserver/osm-apiserver/pkg/inputs"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
@@ -46,7 +48,7 @@ func (listWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // startServer runs osm-apiserver on 127.0.0.1 with fake clusters behind it and
 // returns a client authenticated as the loopback (privileged) user.
-func startServer(t *testing.T, md *clusterv1alpha1.MachineDeployment) (*rest.Config, *watch.FakeWatcher) {
+func startServer(t testing.TB, renderer inputs.Renderer, mds ...*clusterv1alpha1.MachineDeployment) (*rest.Config, *watch.FakeWatcher) {
 	t.Helper()
 	secure := genericoptions.NewSecureServingOptions().WithLoopback()
 	secure.BindAddress = net.ParseIP("127.0.0.1")
@@ -74,11 +76,15 @@ func startServer(t *testing.T, md *clusterv1alpha1.MachineDeployment) (*rest.Con
 		Profiles: fakeosp.NewSimpleClientset(profile),
 		MachineDeployments: listWatch{&cache.ListWatch{
 			ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
-				return &clusterv1alpha1.MachineDeploymentList{Items: []clusterv1alpha1.MachineDeployment{*md}}, nil
+				list := &clusterv1alpha1.MachineDeploymentList{}
+				for _, md := range mds {
+					list.Items = append(list.Items, *md)
+				}
+				return list, nil
 			},
 			WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return mdWatch, nil },
 		}},
-		Renderer: fakeRenderer{},
+		Renderer: renderer,
 	}}
 	server, err := cfg.Complete().New()
 	if err != nil {
@@ -109,7 +115,7 @@ func startServer(t *testing.T, md *clusterv1alpha1.MachineDeployment) (*rest.Con
 
 func TestServer(t *testing.T) {
 	md := registrytest.MD("kube-system", "workers", "osp-ubuntu", map[string]string{"pool": "a"})
-	config, mdWatch := startServer(t, md)
+	config, mdWatch := startServer(t, fakeRenderer{}, md)
 	ctx := context.Background()
 
 	resources, err := discovery.NewDiscoveryClientForConfigOrDie(config).ServerResourcesForGroupVersion("osm.k8c.io/v1alpha1")
@@ -161,6 +167,31 @@ func TestServer(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no watch event for an MD change")
+	}
+
+	// Watch-list, as client-go informers ask for it: the initial events end
+	// with a bookmark.
+	sendInitial := true
+	w2, err := client.OperatingSystemConfigs("").Watch(ctx, metav1.ListOptions{
+		SendInitialEvents: &sendInitial, AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	for _, want := range []watch.EventType{watch.Added, watch.Bookmark} {
+		select {
+		case ev := <-w2.ResultChan():
+			if ev.Type != want {
+				t.Fatalf("event %s, want %s", ev.Type, want)
+			}
+			if m, _ := meta.Accessor(ev.Object); want == watch.Bookmark && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+				t.Errorf("bookmark without the initial-events-end annotation: %v", m.GetAnnotations())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s event", want)
+		}
 	}
 
 	table := &metav1.Table{}

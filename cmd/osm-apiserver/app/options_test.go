@@ -1,0 +1,57 @@
+package app
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestServeFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "defaults are valid"},
+		{name: "empty namespace", args: []string{"--namespace="}, wantErr: "--namespace"},
+		{name: "cache size", args: []string{"--render-cache-size=0"}, wantErr: "--render-cache-size"},
+		{name: "node options are checked", args: []string{"--cluster-dns=not-an-ip"}, wantErr: "--cluster-dns"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewServeOptions()
+			all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			fss := o.Flags()
+			for _, name := range fss.Order {
+				all.AddFlagSet(fss.FlagSets[name])
+			}
+			if err := all.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if tc.wantErr == "" && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestServeHelpHasSections(t *testing.T) {
+	cmd := newServeCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--help"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, section := range []string{"Osm flags:", "Node flags:", "Cluster flags:", "Secure serving flags:", "Authentication flags:", "Authorization flags:", "Features flags:", "Logs flags:", "--worker-cluster-kubeconfig", "--disable-default-osps"} {
+		if !strings.Contains(out.String(), section) {
+			t.Errorf("help lacks %q", section)
+		}
+	}
+}

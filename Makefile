@@ -19,7 +19,7 @@ test-deps:
 	@hack/install-test-deps.sh
 
 test-unit:
-	$(GO) test -count=1 ./cmd/... ./pkg/...
+	$(GO) test -count=1 ./cmd/... ./pkg/... ./artifacts/...
 
 ## test-e2e: builds kube-apiserver/kubectl/etcd once (6-10 min, cached), then runs test/e2e.
 test-e2e:

@@ -4,7 +4,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-unformatted="$(gofmt -l cmd pkg test 2>/dev/null || true)"
+unformatted="$(gofmt -l cmd pkg test artifacts 2>/dev/null || true)"
 if [ -n "$unformatted" ]; then
   echo "gofmt needed on:" >&2
   echo "$unformatted" >&2

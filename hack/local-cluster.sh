@@ -100,16 +100,11 @@ start_kube_apiserver() {
   log "kube-apiserver ready in $(elapsed "$t")s"
 }
 
-# osp_crd prints the OSP CRD to install: ours from artifacts/, else upstream's from
-# ../shared (a fallback for development while artifacts/ has none).
+# osp_crd prints the OSP CRD file to install.
 osp_crd() {
-  local ours="$REPO/artifacts/crd/operatingsystemmanager.k8c.io_operatingsystemprofiles.yaml"
-  local upstream="$REPO/../shared/upstream-osm/deploy/crd/operatingsystemmanager.k8c.io_operatingsystemprofiles.yaml"
-  if [ -n "${OSM_OSP_CRD:-}" ]; then echo "$OSM_OSP_CRD"
-  elif [ -f "$ours" ]; then echo "$ours"
-  elif [ -f "$upstream" ]; then log "warning: $ours is missing; using upstream's OSP CRD"; echo "$upstream"
-  else die "no OSP CRD: $ours is missing"
-  fi
+  local crd="${OSM_OSP_CRD:-$REPO/artifacts/crd/operatingsystemmanager.k8c.io_operatingsystemprofiles.yaml}"
+  [ -f "$crd" ] || die "no OSP CRD: $crd is missing"
+  echo "$crd"
 }
 
 # bootstrap installs what osm-apiserver reads: CRDs, the cluster-info ConfigMap that

@@ -8,9 +8,7 @@ package provisioningpayload
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,35 +181,4 @@ func (r *REST) eventObjects(ctx context.Context, ev changefeed.Event, rv string)
 		objs = append(objs, newObject(ev.MD, e, kind, rv))
 	}
 	return objs
-}
-
-func payloadName(mdName string, kind osm.PayloadType) string {
-	return mdName + "-" + string(kind)
-}
-
-func parseName(name string) (string, osm.PayloadType, bool) {
-	for _, kind := range types {
-		if md, ok := strings.CutSuffix(name, "-"+string(kind)); ok && md != "" {
-			return md, kind, true
-		}
-	}
-	return "", "", false
-}
-
-func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind osm.PayloadType, rv string) *osm.ProvisioningPayload {
-	p := e.Payload(kind)
-	cloud := e.Config.CloudProvider.Name
-	return &osm.ProvisioningPayload{
-		ObjectMeta: registry.ObjectMeta(md, payloadName(md.Name, kind), rv),
-		Spec: osm.ProvisioningPayloadSpec{
-			MachineDeployment: md.Name,
-			Type:              kind,
-			Format:            p.Format,
-			CloudProvider:     cloud,
-			UserData:          p.UserData,
-			Size:              int64(len(p.UserData)),
-			SHA256:            p.SHA256,
-			UserDataLimit:     userDataLimit(kind, cloud),
-		},
-	}
 }

@@ -24,26 +24,39 @@ type Writer struct {
 	Namespace string
 
 	mu      sync.Mutex
-	written map[mdref.Ref][]string
+	written map[mdref.Ref]record
+}
+
+// record is what Writer wrote for one MachineDeployment. A stale record was
+// written by this process but may have been changed since: it is read back
+// (GET first) instead of created.
+type record struct {
+	names []string
+	stale bool
 }
 
 // Ensure makes ref's fetch token able to GET secretNames, and only those.
 func (w *Writer) Ensure(ctx context.Context, ref mdref.Ref, secretNames ...string) error {
-	if w.isWritten(ref, secretNames) {
+	current, known := w.lookup(ref, secretNames)
+	if current {
 		return nil
 	}
-	if err := w.ensureRole(ctx, Role(ref, w.Namespace, secretNames...)); err != nil {
+	// A MachineDeployment new to this process most likely has no RBAC yet:
+	// create first, one call per object. Otherwise read first, as the
+	// objects most likely exist.
+	createFirst := !known
+	if err := w.ensureRole(ctx, Role(ref, w.Namespace, secretNames...), createFirst); err != nil {
 		return fmt.Errorf("failed to ensure fetch role of %s: %w", ref, err)
 	}
-	if err := w.ensureBinding(ctx, RoleBinding(ref, w.Namespace)); err != nil {
+	if err := w.ensureBinding(ctx, RoleBinding(ref, w.Namespace), createFirst); err != nil {
 		return fmt.Errorf("failed to ensure fetch role binding of %s: %w", ref, err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.written == nil {
-		w.written = map[mdref.Ref][]string{}
+		w.written = map[mdref.Ref]record{}
 	}
-	w.written[ref] = append([]string(nil), secretNames...)
+	w.written[ref] = record{names: append([]string(nil), secretNames...)}
 	return nil
 }
 
@@ -61,12 +74,15 @@ func (w *Writer) Delete(ctx context.Context, ref mdref.Ref) error {
 	return errors.Join(errs...)
 }
 
-// Forget drops what Writer remembers, so that objects changed or deleted by
-// someone else are repaired on the next Ensure.
+// Forget marks everything Writer remembers as stale, so that objects changed
+// or deleted by someone else are repaired on the next Ensure.
 func (w *Writer) Forget() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.written = nil
+	for ref, r := range w.written {
+		r.stale = true
+		w.written[ref] = r
+	}
 }
 
 func (w *Writer) forget(ref mdref.Ref) {
@@ -75,22 +91,21 @@ func (w *Writer) forget(ref mdref.Ref) {
 	delete(w.written, ref)
 }
 
-func (w *Writer) isWritten(ref mdref.Ref, names []string) bool {
+// lookup says whether ref's RBAC is known to be current for names, and
+// whether this process wrote it before.
+func (w *Writer) lookup(ref mdref.Ref, names []string) (current, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	got, ok := w.written[ref]
-	return ok && equality.Semantic.DeepEqual(got, names)
+	r, known := w.written[ref]
+	return known && !r.stale && equality.Semantic.DeepEqual(r.names, names), known
 }
 
-func (w *Writer) ensureRole(ctx context.Context, want *rbacv1.Role) error {
+func (w *Writer) ensureRole(ctx context.Context, want *rbacv1.Role, createFirst bool) error {
 	roles := w.Client.RbacV1().Roles(want.Namespace)
-	// Create first: a new MachineDeployment, the common case, costs one call.
-	_, err := roles.Create(ctx, want, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	got, err := roles.Get(ctx, want.Name, metav1.GetOptions{})
-	if err != nil {
+	got, err := getOrCreate(createFirst,
+		func() (*rbacv1.Role, error) { return roles.Get(ctx, want.Name, metav1.GetOptions{}) },
+		func() (*rbacv1.Role, error) { return roles.Create(ctx, want, metav1.CreateOptions{}) })
+	if err != nil || got == nil {
 		return err
 	}
 	if equality.Semantic.DeepEqual(got.Rules, want.Rules) && sameMeta(got.ObjectMeta, want.ObjectMeta) {
@@ -102,14 +117,12 @@ func (w *Writer) ensureRole(ctx context.Context, want *rbacv1.Role) error {
 	return err
 }
 
-func (w *Writer) ensureBinding(ctx context.Context, want *rbacv1.RoleBinding) error {
+func (w *Writer) ensureBinding(ctx context.Context, want *rbacv1.RoleBinding, createFirst bool) error {
 	bindings := w.Client.RbacV1().RoleBindings(want.Namespace)
-	_, err := bindings.Create(ctx, want, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	got, err := bindings.Get(ctx, want.Name, metav1.GetOptions{})
-	if err != nil {
+	got, err := getOrCreate(createFirst,
+		func() (*rbacv1.RoleBinding, error) { return bindings.Get(ctx, want.Name, metav1.GetOptions{}) },
+		func() (*rbacv1.RoleBinding, error) { return bindings.Create(ctx, want, metav1.CreateOptions{}) })
+	if err != nil || got == nil {
 		return err
 	}
 	if equality.Semantic.DeepEqual(got.Subjects, want.Subjects) && got.RoleRef == want.RoleRef && sameMeta(got.ObjectMeta, want.ObjectMeta) {
@@ -131,4 +144,22 @@ func (w *Writer) ensureBinding(ctx context.Context, want *rbacv1.RoleBinding) er
 
 func sameMeta(got, want metav1.ObjectMeta) bool {
 	return equality.Semantic.DeepEqual(got.Labels, want.Labels) && equality.Semantic.DeepEqual(got.Annotations, want.Annotations)
+}
+
+// getOrCreate returns the existing object, or nil after creating it.
+func getOrCreate[T any](createFirst bool, get, create func() (T, error)) (T, error) {
+	var none T
+	if createFirst {
+		_, err := create()
+		if !apierrors.IsAlreadyExists(err) {
+			return none, err
+		}
+		return get()
+	}
+	got, err := get()
+	if apierrors.IsNotFound(err) {
+		_, err = create()
+		return none, err
+	}
+	return got, err
 }

@@ -37,8 +37,16 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err != nil {
 		return 0, err
 	}
-	if _, _, ok := profileOf(md, c.cfg.ProfileNamespace); !ok || md.DeletionTimestamp != nil {
+	name, namespace, ok := profileOf(md, c.cfg.ProfileNamespace)
+	if !ok || md.DeletionTimestamp != nil {
 		return 0, c.cleanup(ctx, ref)
+	}
+	// No tokens or RBAC for an MD whose profile does not exist (yet): the
+	// profile's add event syncs it again.
+	if _, exists, err := c.cfg.Profiles.GetIndexer().GetByKey(namespace + "/" + name); err != nil || !exists {
+		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "ProfileNotFound",
+			"OperatingSystemProfile %s/%s not found", namespace, name)
+		return 0, fmt.Errorf("operating system profile %s/%s of machine deployment %s not found", namespace, name, ref)
 	}
 	if err := c.ensureNamespace(ctx); err != nil {
 		return 0, err

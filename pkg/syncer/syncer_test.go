@@ -212,3 +212,22 @@ func TestSteadyStateWritesNothing(t *testing.T) {
 		t.Errorf("%d writes in steady state: %v", len(after)-before, after[before:])
 	}
 }
+
+func TestMissingProfileWritesNothingUntilItExists(t *testing.T) {
+	h := start(t, nil)
+	h.mds.Add(machineDeployment("workers", "osp-later", "1"))
+	select {
+	case e := <-h.recorder.Events:
+		if !strings.HasPrefix(e, "Warning ProfileNotFound") {
+			t.Errorf("event %q, want a Warning ProfileNotFound", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Warning event for the missing profile")
+	}
+	l, err := h.client.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 0 {
+		t.Fatalf("%d tokens created for an MD without a profile (%v)", len(l.Items), err)
+	}
+	h.osps.Add(profile("osp-later", "v1"))
+	h.waitPayloads("workers", "v1", "1")
+}

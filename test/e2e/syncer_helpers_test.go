@@ -193,6 +193,12 @@ func createMD(t testing.TB, md *clusterv1alpha1.MachineDeployment) {
 	if err != nil {
 		t.Fatalf("machine deployment %s/%s: %v", md.Namespace, md.Name, err)
 	}
+	t.Cleanup(func() {
+		err := env.dynamic.Resource(mdResource).Namespace(md.Namespace).Delete(context.Background(), md.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("machine deployment %s/%s: %v", md.Namespace, md.Name, err)
+		}
+	})
 }
 
 // annotateMD sets one annotation of an MD.

@@ -37,8 +37,8 @@ type WatchSource struct {
 // Watch serves a watch with kube-apiserver's resourceVersion semantics: "" and
 // "0" start with an ADDED event per existing object; a version from an earlier
 // list or event resumes after it, or fails with 410 Gone when the feed no longer
-// has it, which makes clients list again. sendInitialEvents (watch-list) ends the
-// initial events with a bookmark.
+// has it, which makes clients list again. sendInitialEvents with
+// allowWatchBookmarks (watch-list) ends the initial events with a bookmark.
 func Watch(ctx context.Context, src WatchSource, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	if options == nil {
 		options = &metainternalversion.ListOptions{}
@@ -75,7 +75,10 @@ func Watch(ctx context.Context, src WatchSource, options *metainternalversion.Li
 		for _, obj := range objs {
 			start = append(start, watch.Event{Type: watch.Added, Object: obj})
 		}
-		if sendInitial {
+		// k8s.io/apiserver turns a plain watch into sendInitialEvents=true
+		// without bookmarks: only a client that allows bookmarks gets the
+		// end-of-initial-events one.
+		if sendInitial && options.AllowWatchBookmarks {
 			bookmark := src.New()
 			if m, err := meta.Accessor(bookmark); err == nil {
 				m.SetResourceVersion(strconv.FormatUint(current, 10))

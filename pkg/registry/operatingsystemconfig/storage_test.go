@@ -197,3 +197,37 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("want 400, got %v", err)
 	}
 }
+
+func TestWatchInitialEventsBookmark(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name         string
+		opts         metainternalversion.ListOptions
+		wantBookmark bool
+	}{
+		// What k8s.io/apiserver makes of a plain watch: no bookmark.
+		{name: "plain", opts: metainternalversion.ListOptions{SendInitialEvents: &yes}},
+		{name: "watch-list", opts: metainternalversion.ListOptions{SendInitialEvents: &yes, AllowWatchBookmarks: true}, wantBookmark: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, feed := newTestREST()
+			w, err := r.Watch(genericapirequest.WithNamespace(context.Background(), "b"), &tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			if ev := <-w.ResultChan(); ev.Type != watch.Added {
+				t.Fatalf("first event %s", ev.Type)
+			}
+			feed.Publish(watch.Modified, registrytest.MD("b", "flatcar", "osp-flatcar", nil))
+			ev := <-w.ResultChan()
+			if got := ev.Type == watch.Bookmark; got != tc.wantBookmark {
+				t.Fatalf("second event %s, want bookmark %v", ev.Type, tc.wantBookmark)
+			}
+			if tc.wantBookmark && ev.Object.(*osm.OperatingSystemConfig).Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+				t.Error("bookmark lacks the initial-events-end annotation")
+			}
+		})
+	}
+}

@@ -118,6 +118,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	retryAfter, err := c.sync(ctx, key)
 	observeSync(start, err)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopping (leadership lost or shutdown): the next leader syncs it.
 	case err != nil:
 		klog.FromContext(ctx).Error(err, "Failed to sync MachineDeployment", "machineDeployment", key)
 		c.queue.AddRateLimited(key)

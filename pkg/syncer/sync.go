@@ -141,7 +141,12 @@ func (c *Controller) ensureNamespace(ctx context.Context) error {
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: render.CloudInitSettingsNamespace}}
 	_, err := c.cfg.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	switch {
+	case apierrors.IsForbidden(err):
+		// Deployments that create the namespace themselves need not grant
+		// us namespace creation; writing a Secret fails clearly if it is missing.
+		klog.FromContext(ctx).V(2).Info("Not allowed to create the namespace, assuming it exists", "namespace", ns.Name)
+	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("failed to create namespace %s: %w", ns.Name, err)
 	}
 	c.namespaceReady.Store(true)

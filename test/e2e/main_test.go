@@ -23,7 +23,7 @@ import (
 // env is the cluster every test talks to; TestMain sets it up once.
 var env struct {
 	repo       string
-	dir        string // the temp dir of the run, or the reused cluster's state dir
+	dir        string // the harness's state dir: a temp dir, or the reused cluster's
 	reused     bool   // OSM_E2E_REUSE_CLUSTER: leave the cluster running
 	osmAddr    string // osm-apiserver's address, for what kube-apiserver does not proxy
 	pki        string // the harness's certificates
@@ -74,13 +74,14 @@ func setUp() error {
 	if err != nil {
 		return err
 	}
-	bin := filepath.Join(env.dir, "osm-apiserver")
+	// Everything lives in the harness's state dir, so that its watchdog, which runs
+	// `down` when this process dies, leaves nothing behind.
+	bin := filepath.Join(env.dir, "bin", "osm-apiserver")
 	if err := command(5*time.Minute, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
 		return fmt.Errorf("failed to build osm-apiserver: %w", err)
 	}
-	cluster := clusterDir()
 	harness := []string{
-		"OSM_CLUSTER_DIR=" + cluster,
+		"OSM_CLUSTER_DIR=" + env.dir,
 		"OSM_APISERVER_BIN=" + bin,
 		"OSM_APISERVER_ARGS=" + strings.Join(serverArgs(), " "),
 		// A killed test binary must not leave etcd and kube-apiserver behind.
@@ -90,7 +91,7 @@ func setUp() error {
 	if err := command(30*time.Minute, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
 		return err
 	}
-	return useCluster(cluster)
+	return useCluster(env.dir)
 }
 
 func reuseCluster(dir string) error {
@@ -169,7 +170,7 @@ func tearDown() {
 	if env.dir == "" || env.reused {
 		return
 	}
-	harness := []string{"OSM_CLUSTER_DIR=" + clusterDir()}
+	harness := []string{"OSM_CLUSTER_DIR=" + env.dir}
 	if err := command(time.Minute, env.repo, harness, "hack/local-cluster.sh", "down"); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: tear-down: %v\n", err)
 	}
@@ -181,7 +182,7 @@ func tearDown() {
 // dumpLogs prints the end of the servers' logs: the first thing to read when a test fails.
 func dumpLogs() {
 	for _, name := range []string{"kube-apiserver", "osm-apiserver"} {
-		path := filepath.Join(clusterDir(), "run", name+".log")
+		path := filepath.Join(env.dir, "run", name+".log")
 		lines, err := tail(path, 60)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
@@ -242,12 +243,4 @@ func readEnvFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: KUBECONFIG or KUBECTL missing", path)
 	}
 	return vars, nil
-}
-
-// clusterDir is the harness's state dir.
-func clusterDir() string {
-	if env.reused {
-		return env.dir
-	}
-	return filepath.Join(env.dir, "cluster")
 }

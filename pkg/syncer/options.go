@@ -11,15 +11,14 @@ import (
 	"k8s.io/component-base/config/options"
 )
 
-// Options are the command-line flags of the syncer.
+// Options are the command-line flags of the syncer. --disable-default-osps
+// belongs to the serve command.
 type Options struct {
-	// DisableDefaultOSPs skips installing the embedded default profiles.
-	DisableDefaultOSPs bool
-	TokenTTL           time.Duration
-	TokenRenewBefore   time.Duration
-	Workers            int
-	ResyncPeriod       time.Duration
-	LeaderElection     componentbaseconfig.LeaderElectionConfiguration
+	TokenTTL         time.Duration
+	TokenRenewBefore time.Duration
+	Workers          int
+	ResyncPeriod     time.Duration
+	LeaderElection   componentbaseconfig.LeaderElectionConfiguration
 }
 
 // NewOptions returns the defaults.
@@ -42,8 +41,6 @@ func NewOptions() *Options {
 
 // AddFlags adds the syncer's flags to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.DisableDefaultOSPs, "disable-default-osps", o.DisableDefaultOSPs,
-		"Do not install or update the default OperatingSystemProfiles at start.")
 	fs.DurationVar(&o.TokenTTL, "bootstrap-token-ttl", o.TokenTTL,
 		"Validity of the per-MachineDeployment bootstrap and fetch tokens after each extension.")
 	fs.DurationVar(&o.TokenRenewBefore, "bootstrap-token-renew-before", o.TokenRenewBefore,

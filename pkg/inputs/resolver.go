@@ -59,7 +59,8 @@ func New(cfg Config) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to hash the render options: %w", err)
 	}
-	return &Resolver{cfg: cfg, options: options, hashes: newMDHashes(rendercache.DefaultSize)}, nil
+	// One hash per MD, as many as the render cache holds renders.
+	return &Resolver{cfg: cfg, options: options, hashes: newMDHashes(cfg.Cache.Size())}, nil
 }
 
 // Render returns md's rendered output. Failures that belong to the MD — its

@@ -21,6 +21,7 @@ const DefaultSize = 4096
 // key render once.
 type Cache struct {
 	entries *lru.Cache
+	size    int
 	group   singleflight.Group
 }
 
@@ -29,7 +30,12 @@ func New(size int) *Cache {
 	if size <= 0 {
 		size = DefaultSize
 	}
-	return &Cache{entries: lru.New(size)}
+	return &Cache{entries: lru.New(size), size: size}
+}
+
+// Size returns the number of entries the cache holds at most.
+func (c *Cache) Size() int {
+	return c.size
 }
 
 // Get returns the entry cached under key, or calls render, caches its result and

@@ -42,7 +42,7 @@ func TestServeFlags(t *testing.T) {
 }
 
 func TestServeHelpHasSections(t *testing.T) {
-	cmd := newServeCommand()
+	cmd, _ := newServeCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"--help"})

@@ -8,7 +8,7 @@ import (
 // NewRootCommand returns the osm-apiserver command: serving is the default,
 // `render` renders one profile offline.
 func NewRootCommand() *cobra.Command {
-	serve := newServeCommand()
+	serve, serveFlags := newServeCommand()
 	root := &cobra.Command{
 		Use:   "osm-apiserver",
 		Short: "Operating System Manager for Kubernetes worker nodes, as an aggregated API server",
@@ -23,5 +23,6 @@ Secrets machine-controller waits for.`,
 	}
 	root.Flags().AddFlagSet(serve.Flags())
 	root.AddCommand(serve, newRenderCommand())
+	setSectionedHelp(root, serveFlags)
 	return root
 }

@@ -8,7 +8,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
-func newServeCommand() *cobra.Command {
+func newServeCommand() (*cobra.Command, cliflag.NamedFlagSets) {
 	o := NewServeOptions()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -32,7 +32,7 @@ Kubernetes aggregation layer.`,
 		cmd.Flags().AddFlagSet(fss.FlagSets[name])
 	}
 	setSectionedHelp(cmd, fss)
-	return cmd
+	return cmd, fss
 }
 
 func runServe(cmd *cobra.Command, o *ServeOptions) error {
@@ -67,7 +67,16 @@ func setSectionedHelp(cmd *cobra.Command, fss cliflag.NamedFlagSets) {
 			defaultHelp(c, args)
 			return
 		}
-		fmt.Fprintf(c.OutOrStdout(), "%s\n\nUsage:\n  %s\n", c.Long, c.UseLine())
-		cliflag.PrintSections(c.OutOrStdout(), fss, cols)
+		out := c.OutOrStdout()
+		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n", c.Long, c.UseLine())
+		if c.HasAvailableSubCommands() {
+			fmt.Fprintf(out, "  %s [command]\n\nCommands:\n", c.CommandPath())
+			for _, sub := range c.Commands() {
+				if sub.IsAvailableCommand() {
+					fmt.Fprintf(out, "  %-12s %s\n", sub.Name(), sub.Short)
+				}
+			}
+		}
+		cliflag.PrintSections(out, fss, cols)
 	})
 }

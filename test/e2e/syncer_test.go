@@ -18,7 +18,6 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
@@ -204,28 +203,41 @@ func countOwned(t *testing.T, ref mdref.Ref) int {
 	return n
 }
 
+// TestSyncerExtendsTokens moves a token's expiration close to now, as time
+// would, and expects the syncer to extend it without changing the token or
+// any payload. It works whatever --bootstrap-token-ttl the syncer runs with.
 func TestSyncerExtendsTokens(t *testing.T) {
 	ns := syncerNamespace(t)
 	osp := "e2e-syncer-" + ns
 	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", func(c *syncer.Config) { c.TokenTTL, c.TokenRenewBefore = 30*time.Second, 26*time.Second })
+	startSyncer(t, "only", nil)
 	createMD(t, syncerMD(ns, "alpha", osp, "1"))
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
 	token := fetchToken(t, bootstrap)
+	tokens := env.kube.CoreV1().Secrets("kube-system")
 	name := "bootstrap-token-" + strings.Split(token, ".")[0]
-	first, err := env.kube.CoreV1().Secrets("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+	s, err := tokens.Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	soon := time.Now().Add(time.Minute).UTC().Truncate(time.Second)
+	s.Data["expiration"] = []byte(soon.Format(time.RFC3339))
+	if _, err := tokens.Update(context.Background(), s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 30*time.Second, func() error {
-		s, err := env.kube.CoreV1().Secrets("kube-system").Get(context.Background(), name, metav1.GetOptions{})
+		got, err := tokens.Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if string(s.Data["expiration"]) <= string(first.Data["expiration"]) {
-			return fmt.Errorf("expiration still %s", s.Data["expiration"])
+		exp, err := time.Parse(time.RFC3339, string(got.Data["expiration"]))
+		if err != nil {
+			return err
 		}
-		if !bytes.Equal(s.Data["token-secret"], first.Data["token-secret"]) {
+		if !exp.After(soon.Add(time.Minute)) {
+			return fmt.Errorf("expiration still %s", exp)
+		}
+		if !bytes.Equal(got.Data["token-secret"], s.Data["token-secret"]) {
 			t.Fatalf("extending changed the token")
 		}
 		return nil
@@ -235,9 +247,9 @@ func TestSyncerExtendsTokens(t *testing.T) {
 		fmt.Sprintf("alpha-%s-provisioning-config", ns), metav1.GetOptions{}); err != nil {
 		t.Errorf("extended token: %v", err)
 	}
-	now, _ := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
-	if now == nil || now.ResourceVersion != bootstrap.ResourceVersion {
-		t.Errorf("bootstrap payload rewritten by a token extension")
+	now, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
+	if err != nil || now.ResourceVersion != bootstrap.ResourceVersion {
+		t.Errorf("bootstrap payload rewritten by a token extension (%v)", err)
 	}
 }
 

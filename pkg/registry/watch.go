@@ -154,7 +154,19 @@ func (w *feedWatcher) deliver(ctx context.Context, ev changefeed.Event) bool {
 	if w.namespace != "" && md.Namespace != w.namespace {
 		return true
 	}
-	if !w.labels.Matches(labels.Set(md.Labels)) {
+	typ := ev.Type
+	matches := w.labels.Matches(labels.Set(md.Labels))
+	if ev.Old != nil {
+		// Like kube-apiserver: relabelling out of the selection is a delete
+		// for this watcher, into it an add.
+		switch matched := w.labels.Matches(labels.Set(ev.Old.Labels)); {
+		case matched && !matches:
+			typ, matches = watch.Deleted, true
+		case !matched && matches:
+			typ = watch.Added
+		}
+	}
+	if !matches {
 		return true
 	}
 	for _, obj := range w.src.Objects(ctx, ev, strconv.FormatUint(ev.Seq, 10)) {
@@ -162,7 +174,7 @@ func (w *feedWatcher) deliver(ctx context.Context, ev changefeed.Event) bool {
 			!w.fields.Matches(fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}) {
 			continue
 		}
-		if !w.send(ctx, watch.Event{Type: ev.Type, Object: obj}) {
+		if !w.send(ctx, watch.Event{Type: typ, Object: obj}) {
 			return false
 		}
 	}

@@ -27,6 +27,10 @@ type Event struct {
 	Type watch.EventType
 	// MD is the MachineDeployment after the change; for Deleted, its last known state.
 	MD *clusterv1alpha1.MachineDeployment
+	// Old is the MachineDeployment before an update of the MD itself, so that a
+	// watch with a label selector sees an MD entering or leaving the selection.
+	// Nil for other events.
+	Old *clusterv1alpha1.MachineDeployment
 }
 
 // Feed is an in-memory, bounded log of Events with subscribers.
@@ -57,10 +61,20 @@ func key(namespace, name string) string {
 
 // Publish records a change of md and hands it to every subscriber.
 func (f *Feed) Publish(typ watch.EventType, md *clusterv1alpha1.MachineDeployment) uint64 {
+	return f.publish(Event{Type: typ, MD: md})
+}
+
+// PublishUpdate records an update of an MD from old to md.
+func (f *Feed) PublishUpdate(old, md *clusterv1alpha1.MachineDeployment) uint64 {
+	return f.publish(Event{Type: watch.Modified, MD: md, Old: old})
+}
+
+func (f *Feed) publish(ev Event) uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	ev := Event{Seq: f.seq, Type: typ, MD: md}
+	ev.Seq = f.seq
+	typ, md := ev.Type, ev.MD
 	if typ == watch.Deleted {
 		delete(f.versions, key(md.Namespace, md.Name))
 	} else {

@@ -44,7 +44,7 @@ func (f *Feed) MachineDeploymentHandler() cache.ResourceEventHandler {
 			case !had && has:
 				f.Publish(watch.Added, md)
 			case has && outputMayDiffer(old, md):
-				f.Publish(watch.Modified, md)
+				f.PublishUpdate(old, md)
 			}
 		},
 		DeleteFunc: func(obj any) {

@@ -231,3 +231,26 @@ func TestWatchInitialEventsBookmark(t *testing.T) {
 		})
 	}
 }
+
+func TestWatchRelabelling(t *testing.T) {
+	r, feed := newTestREST()
+	selector := labels.SelectorFromSet(labels.Set{"pool": "x"})
+	w, err := r.Watch(context.Background(), &metainternalversion.ListOptions{ResourceVersion: "0", LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := <-w.ResultChan(); ev.Type != watch.Added || ev.Object.(*osm.OperatingSystemConfig).Name != "ubuntu" {
+		t.Fatalf("initial event %s %v", ev.Type, ev.Object)
+	}
+	in := registrytest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"})
+	out := registrytest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "z"})
+	feed.PublishUpdate(in, out)
+	feed.PublishUpdate(out, out) // outside the selection before and after: nothing
+	feed.PublishUpdate(out, in)
+	for _, want := range []watch.EventType{watch.Deleted, watch.Added} {
+		if ev := <-w.ResultChan(); ev.Type != want {
+			t.Fatalf("event %s, want %s", ev.Type, want)
+		}
+	}
+}

@@ -27,9 +27,10 @@ type WatchSource struct {
 	Feed     *changefeed.Feed
 	// List returns the current objects for the initial events of a watch.
 	List func(ctx context.Context, options *metainternalversion.ListOptions) ([]runtime.Object, error)
-	// Objects returns the objects of one event's MachineDeployment, with
-	// resourceVersion rv (an MD has one OSC but two payloads).
-	Objects func(ctx context.Context, ev changefeed.Event, rv string) []runtime.Object
+	// Events returns the events of one change of an MD, of type typ unless
+	// the resource says otherwise, with objects of resourceVersion rv (an MD
+	// has one OSC but two payloads).
+	Events func(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event
 	// New returns an empty object, for bookmarks.
 	New func() runtime.Object
 }
@@ -169,12 +170,12 @@ func (w *feedWatcher) deliver(ctx context.Context, ev changefeed.Event) bool {
 	if !matches {
 		return true
 	}
-	for _, obj := range w.src.Objects(ctx, ev, strconv.FormatUint(ev.Seq, 10)) {
-		if m, err := meta.Accessor(obj); err == nil && w.fields != nil &&
+	for _, out := range w.src.Events(ctx, ev, typ, strconv.FormatUint(ev.Seq, 10)) {
+		if m, err := meta.Accessor(out.Object); err == nil && w.fields != nil &&
 			!w.fields.Matches(fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}) {
 			continue
 		}
-		if !w.send(ctx, watch.Event{Type: typ, Object: obj}) {
+		if !w.send(ctx, out) {
 			return false
 		}
 	}

@@ -144,8 +144,8 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 			}
 			return objs, nil
 		},
-		Objects: func(ctx context.Context, ev changefeed.Event, rv string) []runtime.Object {
-			return []runtime.Object{r.object(ctx, ev.MD, rv)}
+		Events: func(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event {
+			return []watch.Event{{Type: typ, Object: r.object(ctx, ev.MD, rv)}}
 		},
 		New: r.New,
 	}, options)

@@ -143,8 +143,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	return list, nil
 }
 
-// Watch implements rest.Watcher. A payload whose MD stops rendering is DELETED,
-// matching what a new LIST would show.
+// Watch implements rest.Watcher.
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	return registry.Watch(ctx, registry.WatchSource{
 		Resource: r.groupResource,
@@ -161,24 +160,30 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 			}
 			return objs, nil
 		},
-		Objects: r.eventObjects,
-		New:     r.New,
+		Events: r.events,
+		New:    r.New,
 	}, options)
 }
 
-func (r *REST) eventObjects(ctx context.Context, ev changefeed.Event, rv string) []runtime.Object {
+// events are the payload events of one change of an MD. A payload whose MD no
+// longer renders is DELETED, as a new LIST would leave it out; one that never
+// rendered is not announced at all.
+func (r *REST) events(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event {
 	e := r.renderer.Render(ctx, ev.MD)
-	objs := make([]runtime.Object, 0, len(types))
+	if e.Err != nil && typ == watch.Added {
+		return nil
+	}
+	events := make([]watch.Event, 0, len(types))
 	for _, kind := range types {
 		if e.Err != nil {
-			// Deleted, or no longer renders: name the payload, without content.
-			objs = append(objs, &osm.ProvisioningPayload{
+			// Name the payload, without content: there is none.
+			events = append(events, watch.Event{Type: watch.Deleted, Object: &osm.ProvisioningPayload{
 				ObjectMeta: registry.ObjectMeta(ev.MD, payloadName(ev.MD.Name, kind), rv),
 				Spec:       osm.ProvisioningPayloadSpec{MachineDeployment: ev.MD.Name, Type: kind},
-			})
+			}})
 			continue
 		}
-		objs = append(objs, newObject(ev.MD, e, kind, rv))
+		events = append(events, watch.Event{Type: typ, Object: newObject(ev.MD, e, kind, rv)})
 	}
-	return objs
+	return events
 }

@@ -151,3 +151,26 @@ func TestUserDataLimit(t *testing.T) {
 		t.Errorf("aws %d vsphere %d", UserDataLimit("aws"), UserDataLimit("vsphere"))
 	}
 }
+
+func TestWatchBrokenPayloadsAreDeleted(t *testing.T) {
+	r, feed := newTestREST()
+	w, err := r.Watch(genericapirequest.WithNamespace(context.Background(), "a"), &metainternalversion.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for range 4 { // ubuntu and x-bootstrap; broken has no payloads
+		if ev := <-w.ResultChan(); ev.Type != watch.Added {
+			t.Fatalf("initial event %s", ev.Type)
+		}
+	}
+	broken := registrytest.MD("a", "broken", "osp-broken", nil)
+	feed.Publish(watch.Added, broken) // never rendered: not announced
+	feed.Publish(watch.Modified, broken)
+	for _, want := range []string{"broken-bootstrap", "broken-provisioning"} {
+		ev := <-w.ResultChan()
+		if p := ev.Object.(*osm.ProvisioningPayload); ev.Type != watch.Deleted || p.Name != want {
+			t.Fatalf("got %s %s, want DELETED %s", ev.Type, p.Name, want)
+		}
+	}
+}

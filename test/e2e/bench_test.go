@@ -20,7 +20,7 @@ import (
 // cache. "cold": the OSP all of them use has just changed version, so every OSC
 // renders anew (what a cold start costs, without restarting the server).
 //
-//	go test -count=1 -run '^$' -bench . -benchtime 5x ./test/e2e
+//	go test -count=1 -run '^$' -bench ListOSC1000 -benchtime 5x ./test/e2e
 const (
 	benchMDs       = 1000
 	benchNamespace = "bench"

@@ -79,12 +79,20 @@ func wrapWrite(err error, verb string, s *corev1.Secret) error {
 	return fmt.Errorf("failed to %s secret %s/%s: %w", verb, s.Namespace, s.Name, err)
 }
 
+// sameSecret compares a Secret from the API or the cache (where user-data is
+// only a digest, see digestPayload) with the one we want.
 func sameSecret(got, want *corev1.Secret) bool {
 	if len(got.Data) != len(want.Data) || !subset(want.Labels, got.Labels) || !subset(want.Annotations, got.Annotations) {
 		return false
 	}
 	for k, v := range want.Data {
-		if !bytes.Equal(got.Data[k], v) {
+		if g, ok := got.Data[k]; ok {
+			if !bytes.Equal(g, v) {
+				return false
+			}
+			continue
+		}
+		if d, ok := got.Data[k+digestKeySuffix]; !ok || string(d) != sha256Hex(v) {
 			return false
 		}
 	}

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// dumpLogs prints the end of the servers' logs: the first thing to read when a test fails.
+func dumpLogs() {
+	for _, name := range []string{"kube-apiserver", "osm-apiserver"} {
+		path := filepath.Join(env.dir, "run", name+".log")
+		lines, err := tail(path, 60)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "----- last %d lines of %s -----\n%s\n", len(lines), path, strings.Join(lines, "\n"))
+	}
+}
+
+func tail(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return lines, s.Err()
+}
+
+// command runs name with args in dir, streaming its output to stderr.
+func command(timeout time.Duration, dir string, extraEnv []string, name string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// readEnvFile reads the KEY="value" lines of the harness's env file.
+func readEnvFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimPrefix(strings.TrimSpace(line), "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		vars[k] = strings.Trim(v, `"`)
+	}
+	if vars["KUBECONFIG"] == "" || vars["KUBECTL"] == "" {
+		return nil, fmt.Errorf("%s: KUBECONFIG or KUBECTL missing", path)
+	}
+	return vars, nil
+}

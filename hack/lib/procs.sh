@@ -43,12 +43,13 @@ alive() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
 }
 
-# stop_proc NAME: SIGTERM, then SIGKILL after 10 s, the process of NAME's pid file.
+# stop_proc NAME [SIGNAL]: SIGNAL (default TERM), then SIGKILL after 10 s, the
+# process of NAME's pid file.
 stop_proc() {
-  local name=$1 pid
+  local name=$1 signal=${2:-TERM} pid
   pid=$(cat "$RUN/$name.pid" 2>/dev/null) || return 0
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
+    kill -"$signal" "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1

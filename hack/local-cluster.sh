@@ -184,10 +184,9 @@ cmd_down() {
   log "stopping the processes started from $DIR"
   # The watchdog calls down itself; it must not stop itself half-way.
   [ -n "${OSM_IN_WATCHDOG:-}" ] || stop_proc watchdog
-  stop_proc osm-apiserver
-  stop_proc kube-apiserver
+  stop_proc osm-apiserver kube-apiserver
   # Its data goes away with the state dir, so a graceful stop (~2 s) buys nothing.
-  stop_proc etcd KILL
+  kill_proc etcd
   rm -rf "$DIR"
 }
 

@@ -43,23 +43,40 @@ alive() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
 }
 
-# stop_proc NAME [SIGNAL]: SIGNAL (default TERM), then SIGKILL after 10 s, the
-# process of NAME's pid file.
+# stop_proc NAME... : SIGTERM to the processes of the NAMEs' pid files at once (each
+# takes seconds to shut down gracefully), SIGKILL to those still there after 10 s.
 stop_proc() {
-  local name=$1 signal=${2:-TERM} pid
-  pid=$(cat "$RUN/$name.pid" 2>/dev/null) || return 0
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -"$signal" "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
+  local name pid pids=()
+  for name in "$@"; do
+    pid=$(cat "$RUN/$name.pid" 2>/dev/null) || continue
+    if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then pids+=("$pid"); fi
+  done
+  for _ in $(seq 1 100); do
+    alive_pids "${pids[@]}" || break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then
-      log "$name (pid $pid) ignored SIGTERM; killing it"
+      log "pid $pid ignored SIGTERM; killing it"
       kill -KILL "$pid" 2>/dev/null || true
     fi
-  fi
-  rm -f "$RUN/$name.pid"
+  done
+  for name in "$@"; do rm -f "$RUN/$name.pid"; done
+}
+
+# kill_proc NAME: SIGKILL to the process of NAME's pid file.
+kill_proc() {
+  local pid
+  pid=$(cat "$RUN/$1.pid" 2>/dev/null) || return 0
+  [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$RUN/$1.pid"
+}
+
+# alive_pids PID...: whether any of the PIDs runs.
+alive_pids() {
+  local pid
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
 }
 
 # wait_for NAME SECONDS CMD...: polls CMD every 0.2 s until it succeeds; on timeout,

@@ -97,3 +97,32 @@ func (s *SecretInformers) TokenLister() corev1listers.SecretLister {
 func (s *SecretInformers) PayloadLister() corev1listers.SecretLister {
 	return corev1listers.NewSecretLister(s.Payloads.GetIndexer())
 }
+
+// OnTokenChange calls f with the MachineDeployment whose tokens were created,
+// changed or deleted, on every replica: the API publishes a change of that
+// MD's payloads to watchers, since its tokens are rendered into them.
+func (s *SecretInformers) OnTokenChange(f func(namespace, name string)) error {
+	call := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if sec, ok := obj.(*corev1.Secret); ok {
+			if ref, ok := mdref.Owner(sec); ok {
+				f(ref.Namespace, ref.Name)
+			}
+		}
+	}
+	_, err := s.Tokens.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: call,
+		UpdateFunc: func(old, cur any) {
+			// Extending a token changes only its expiration, not the payloads.
+			o, ok1 := old.(*corev1.Secret)
+			n, ok2 := cur.(*corev1.Secret)
+			if !ok1 || !ok2 || string(o.Data["token-secret"]) != string(n.Data["token-secret"]) {
+				call(cur)
+			}
+		},
+		DeleteFunc: call,
+	})
+	return err
+}

@@ -1,6 +1,7 @@
 package syncer_test
 
 import (
+	"k8s.io/apimachinery/pkg/watch"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -44,6 +45,14 @@ func wireSyncer(cfg *apiserver.Config, newServer func(*apiserver.Config) (*apise
 
 	server, err := newServer(cfg) // cfg.Complete().New()
 	if err != nil {
+		return nil, err
+	}
+	// Watchers of payloads see tokens appear or change.
+	if err := secrets.OnTokenChange(func(namespace, name string) {
+		if md, err := server.Lister.Get(namespace, name); err == nil {
+			server.Feed.Publish(watch.Modified, md)
+		}
+	}); err != nil {
 		return nil, err
 	}
 	var installer *defaultosps.Installer

@@ -11,35 +11,43 @@ import (
 	"time"
 )
 
-// dumpLogs prints the end of the servers' logs: the first thing to read when a test fails.
+// dumpLogs prints the end of the servers' logs, and osm-apiserver's first error
+// lines (a panic's stack would fill the tail): the first thing to read when a test fails.
 func dumpLogs() {
 	for _, name := range []string{"kube-apiserver", "osm-apiserver"} {
 		path := filepath.Join(env.dir, "run", name+".log")
-		lines, err := tail(path, 60)
+		lines, errs, err := scanLog(path, 60, 20)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 			continue
+		}
+		if name == "osm-apiserver" && len(errs) > 0 {
+			fmt.Fprintf(os.Stderr, "----- first %d errors in %s -----\n%s\n", len(errs), path, strings.Join(errs, "\n"))
 		}
 		fmt.Fprintf(os.Stderr, "----- last %d lines of %s -----\n%s\n", len(lines), path, strings.Join(lines, "\n"))
 	}
 }
 
-func tail(path string, n int) ([]string, error) {
+// scanLog returns the last n lines of a klog file and its first m error lines.
+func scanLog(path string, n, m int) (last, errs []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	var lines []string
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
+		line := s.Text()
+		if len(errs) < m && (strings.HasPrefix(line, "E") || strings.Contains(line, "panic")) {
+			errs = append(errs, line)
+		}
+		last = append(last, line)
+		if len(last) > n {
+			last = last[1:]
 		}
 	}
-	return lines, s.Err()
+	return last, errs, s.Err()
 }
 
 // command runs name with args in dir, streaming its output to stderr.

@@ -3,7 +3,7 @@
 # the OSP and MachineDeployment CRDs, and osm-apiserver registered as an APIService.
 # Used by `make demo` and by test/e2e.
 #
-#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       everything below, in order (~20 s warm)
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~10 s once the binaries are built)
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh cluster  certs, etcd, kube-apiserver, CRDs
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh osm      (re)start osm-apiserver, register the APIService
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh down     stop what this dir started, remove DIR
@@ -18,6 +18,9 @@
 #   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
 #                          so a killed test binary leaves no processes behind)
 #
+# osm-apiserver authenticates as its ServiceAccount would (a client cert for
+# system:serviceaccount:kube-system:osm-apiserver) with the RBAC of artifacts/deploy,
+# so it runs with exactly the permissions a real deployment grants.
 # Ports are picked free at random, so several clusters (a demo and a test run) coexist.
 # $OSM_CLUSTER_DIR/env records them; source it for KUBECONFIG and KUBECTL.
 set -euo pipefail

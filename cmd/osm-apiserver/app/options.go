@@ -13,6 +13,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/options"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
 // serviceName is the Service in front of osm-apiserver (artifacts/deploy); the
@@ -29,6 +30,7 @@ type ServeOptions struct {
 	Features       *genericoptions.FeatureOptions
 	Logs           *logsapi.LoggingConfiguration
 
+	Syncer  *syncer.Options
 	Node    *options.NodeFlags
 	Cluster *options.ClusterFlags
 
@@ -60,6 +62,7 @@ func NewServeOptions() *ServeOptions {
 		Features:         genericoptions.NewFeatureOptions(),
 		Logs:             logsapi.NewLoggingConfiguration(),
 		Node:             options.NewNodeFlags(),
+		Syncer:           syncer.NewOptions(),
 		Cluster:          &options.ClusterFlags{},
 		Namespace:        "kube-system",
 		ServiceNamespace: "kube-system",
@@ -79,6 +82,7 @@ func (o *ServeOptions) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	o.addOSMFlags(fss.FlagSet("osm"))
 	o.Node.AddFlags(fss.FlagSet("node"))
+	o.Syncer.AddFlags(fss.FlagSet("syncer"))
 	o.Cluster.AddFlags(fss.FlagSet("cluster"))
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
@@ -105,6 +109,7 @@ func (o *ServeOptions) Validate() error {
 	errs = append(errs, o.Authentication.Validate()...)
 	errs = append(errs, o.Authorization.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
+	errs = append(errs, o.Syncer.Validate()...)
 	if err := logsapi.Validate(o.Logs, nil, nil); len(err) > 0 {
 		errs = append(errs, err.ToAggregate())
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apiserver"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 )
@@ -41,7 +43,7 @@ func runServe(cmd *cobra.Command, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	server, err := cfg.Complete().New()
+	server, err := o.wireSyncer(cfg, func(cfg *apiserver.Config) (*apiserver.Server, error) { return cfg.Complete().New() })
 	if err != nil {
 		return fmt.Errorf("failed to create the server: %w", err)
 	}

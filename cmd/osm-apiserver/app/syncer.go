@@ -1,10 +1,11 @@
-package syncer_test
+package app
 
 import (
 	"k8s.io/apimachinery/pkg/watch"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apiserver"
 	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
@@ -12,17 +13,24 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
-// wireSyncer is how `serve` starts the syncer; it is compiled with the tests so
-// that it stays true. Before New: the Secret informers and the credential
-// source (every replica serves per-MD tokens). After New: a post-start hook
-// that starts the informers and runs the leader-elected syncer.
-//
-// management/worker are the rest configs of --kubeconfig and
-// --worker-cluster-kubeconfig (the same without the latter); opts are the
-// syncer's flags (opts.AddFlags on a "syncer" flag set).
-func wireSyncer(cfg *apiserver.Config, newServer func(*apiserver.Config) (*apiserver.Server, error),
-	management, worker *rest.Config, opts *syncer.Options, namespace string, disableDefaultOSPs bool,
-) (*apiserver.Server, error) {
+// wireSyncer builds the server with newServer and starts the syncer beside it:
+// before New, the Secret informers and the per-MD credential source (every
+// replica serves the tokens the leader keeps); after New, a post-start hook
+// that starts those informers and runs the leader-elected syncer. MDs,
+// Secrets, tokens, RBAC and Events go to the worker cluster; profiles and the
+// Lease stay in the management cluster.
+func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, newServer func(*apiserver.Config) (*apiserver.Server, error)) (*apiserver.Server, error) {
+	opts, namespace, disableDefaultOSPs := o.Syncer, o.Namespace, o.DisableDefaultOSPs
+	management, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	worker := management
+	if o.WorkerClusterKubeconfig != "" {
+		if worker, err = restConfig(o.WorkerClusterKubeconfig); err != nil {
+			return nil, err
+		}
+	}
 	// ~7 writes per new MachineDeployment: client-go's default 5 QPS would
 	// take half an hour for 1,000.
 	workerCfg := rest.CopyConfig(worker)
@@ -74,8 +82,11 @@ func wireSyncer(cfg *apiserver.Config, newServer func(*apiserver.Config) (*apise
 		}
 		opts.ApplyTo(&sc)
 		go func() {
-			// Run returns only when ctx ends; errors are configuration errors.
-			_ = syncer.Run(ctx, opts.LeaderElectionFor(managementClient, namespace), installer, sc)
+			// Run returns when ctx ends; an error is a configuration error the
+			// API can keep serving through, so it is logged rather than fatal.
+			if err := syncer.Run(ctx, opts.LeaderElectionFor(managementClient, namespace), installer, sc); err != nil {
+				klog.ErrorS(err, "syncer stopped")
+			}
 		}()
 		return nil
 	})

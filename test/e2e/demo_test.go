@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -35,14 +36,15 @@ func TestDemoSamplesRender(t *testing.T) {
 			profile := md.GetAnnotations()["k8c.io/operating-system-profile"]
 			wantVersion := profileVersion(t, profile)
 			var osc *osmv1alpha1.OperatingSystemConfig
+			// A new MD renders once the syncer has created its tokens.
 			eventually(t, 30*time.Second, func() error {
 				var err error
 				osc, err = env.osm.OsmV1alpha1().OperatingSystemConfigs("kube-system").Get(ctx, name, getOptions())
+				if err == nil && osc.Status.RenderError != "" {
+					err = fmt.Errorf("render error: %s", osc.Status.RenderError)
+				}
 				return err
 			})
-			if osc.Status.RenderError != "" {
-				t.Fatalf("render error: %s", osc.Status.RenderError)
-			}
 			if osc.Status.Profile.Name != profile || osc.Status.Profile.Version != wantVersion {
 				t.Errorf("rendered from %+v, want %s@%s", osc.Status.Profile, profile, wantVersion)
 			}

@@ -5,8 +5,7 @@
 //
 // For quick iterations, keep a cluster running and point the tests at it:
 //
-//	OSM_CLUSTER_DIR=/tmp/osm OSM_APISERVER_ARGS=--cloud-init-getter-token=e2e-getter-token-5f3a9c2b7d1e4f60 \
-//	  hack/local-cluster.sh up
+//	OSM_CLUSTER_DIR=/tmp/osm hack/local-cluster.sh up
 //	OSM_E2E_REUSE_CLUSTER=/tmp/osm go test -count=1 -run TestWatch ./test/e2e
 //	OSM_CLUSTER_DIR=/tmp/osm hack/local-cluster.sh osm   # restart osm-apiserver after `make build`
 package e2e

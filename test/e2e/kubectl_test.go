@@ -141,27 +141,6 @@ func TestGetRawPayloadReturnsUserData(t *testing.T) {
 	}
 }
 
-// TestOSCRedactsTheToken: the bootstrap payload carries the token the node fetches its
-// provisioning data with; the OSC, readable by more people, must not.
-func TestOSCRedactsTheToken(t *testing.T) {
-	boot := rawPayload(t, testNamespace, "e2e-ubuntu-aws-bootstrap")
-	script := cloudConfigFile(t, boot.Spec.UserData, "/opt/bin/fetch-provisioning")
-	if !strings.Contains(script, "Authorization: Bearer "+getterToken+"'") {
-		t.Fatalf("bootstrap payload lacks the getter token in /opt/bin/fetch-provisioning:\n%s", script)
-	}
-	osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(testNamespace).Get(testContext(t), "e2e-ubuntu-aws", getOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(osc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(data), getterToken) {
-		t.Errorf("the OSC shows the getter token")
-	}
-}
-
 func rawPayload(t *testing.T, ns, name string) osmv1alpha1.ProvisioningPayload {
 	t.Helper()
 	out := kubectl(t, "get", "--raw", "/apis/osm.k8c.io/v1alpha1/namespaces/"+ns+"/provisioningpayloads/"+name)

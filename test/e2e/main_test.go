@@ -113,13 +113,10 @@ func useCluster(dir string) error {
 	return installFixtures()
 }
 
-// getterToken is the token bootstrap payloads fetch their provisioning Secret with;
-// a fixed value lets the tests check that payloads carry it and OSCs redact it.
-const getterToken = "e2e-getter-token-5f3a9c2b7d1e4f60"
-
-// serverArgs are the osm-apiserver flags of the tests, beyond what the harness sets.
+// serverArgs are the osm-apiserver flags of the tests, beyond what the harness sets:
+// none, the tests run it as deployed.
 func serverArgs() []string {
-	return []string{"--cloud-init-getter-token=" + getterToken}
+	return nil
 }
 
 func newClients() error {
@@ -140,7 +137,7 @@ func newClients() error {
 }
 
 // installFixtures applies testdata/ and waits until osm-apiserver serves an OSC for
-// every MachineDeployment that names a profile.
+// every MachineDeployment that names a profile, rendered unless its OSP is broken.
 func installFixtures() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -159,6 +156,12 @@ func installFixtures() error {
 		}
 		if len(list.Items) != 4 {
 			return fmt.Errorf("%d OperatingSystemConfigs in %s, want 4", len(list.Items), testNamespace)
+		}
+		// A new MD renders once the syncer has created its tokens.
+		for _, osc := range list.Items {
+			if strings.HasPrefix(osc.Name, "e2e-ubuntu-") && osc.Status.RenderError != "" {
+				return fmt.Errorf("%s: %s", osc.Name, osc.Status.RenderError)
+			}
 		}
 		return nil
 	})

@@ -139,7 +139,7 @@ func createBenchMDs() error {
 	if err := <-errs; err != nil {
 		return err
 	}
-	err = poll(ctx, 2*time.Minute, func() error {
+	err = poll(ctx, 4*time.Minute, func() error {
 		list, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(benchNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
@@ -147,9 +147,15 @@ func createBenchMDs() error {
 		if len(list.Items) != benchMDs {
 			return fmt.Errorf("%d OSCs in %s, want %d", len(list.Items), benchNamespace, benchMDs)
 		}
+		// New MDs render once the syncer has created their tokens.
+		for _, osc := range list.Items {
+			if osc.Status.RenderError != "" {
+				return fmt.Errorf("%s: %s", osc.Name, osc.Status.RenderError)
+			}
+		}
 		return nil
 	})
-	fmt.Fprintf(os.Stderr, "bench: %d MDs with OSP %s (from %s) served in %s\n", benchMDs, benchOSP, source, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "bench: %d MDs with OSP %s (from %s) rendered in %s\n", benchMDs, benchOSP, source, time.Since(start).Round(time.Millisecond))
 	return err
 }
 

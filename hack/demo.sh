@@ -57,13 +57,15 @@ up() {
   say "creating sample MachineDeployments from hack/testdata/demo"
   "${kc[@]}" apply --server-side -f "$SAMPLES" >/dev/null
 
-  local want deadline
+  # Each new MD renders once the syncer has created its tokens (a second or two).
+  local want deadline rows
   want=$(find "$SAMPLES" -name '*.yaml' | wc -l)
   deadline=$(( $(date +%s) + 60 ))
-  until [ "$("${kc[@]}" get osc -A --no-headers 2>/dev/null | wc -l)" -ge "$want" ]; do
+  while :; do
+    rows=$("${kc[@]}" get osc -A --no-headers 2>/dev/null || true)
+    if [ "$(grep -c . <<<"$rows")" -ge "$want" ] && ! grep -q 'Error' <<<"$rows"; then break; fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
-      say "only $("${kc[@]}" get osc -A --no-headers 2>/dev/null | wc -l) of $want OperatingSystemConfigs after 60 s"
-      say "osm-apiserver log: $OSM_CLUSTER_DIR/run/osm-apiserver.log"
+      say "not all $want OperatingSystemConfigs rendered after 60 s; osm-apiserver log: $OSM_CLUSTER_DIR/run/osm-apiserver.log"
       break
     fi
     sleep 0.5

@@ -13,7 +13,7 @@ SAMPLES="$REPO/hack/testdata/demo"
 
 say() { echo "[demo] $*" >&2; }
 
-# default_osps prints the default OSP files to install, if the repo ships them as files.
+# default_osps prints the default OSP files of the repo.
 default_osps() {
   local f
   for f in "$REPO"/artifacts/default-osps/*.yaml; do
@@ -45,15 +45,21 @@ up() {
   mkdir -p "$OSM_CLUSTER_DIR/bin"
   ln -sf "$KUBECTL" "$OSM_CLUSTER_DIR/bin/kubectl"
 
-  local osps f args=()
+  # osm-apiserver installs the default OSPs itself (the ones in artifacts/default-osps);
+  # the files are the fallback should it not have done so within 30 s.
+  local osps f args=() deadline
   mapfile -t osps < <(default_osps)
-  for f in "${osps[@]}"; do args+=(-f "$f"); done
-  if [ ${#osps[@]} -gt 0 ]; then
-    say "installing ${#osps[@]} default OperatingSystemProfiles from artifacts/default-osps"
-    "${kc[@]}" apply --server-side --force-conflicts "${args[@]}" >/dev/null
-  else
-    say "waiting for osm-apiserver to install the default OperatingSystemProfiles"
-  fi
+  say "waiting for osm-apiserver to install the ${#osps[@]} default OperatingSystemProfiles"
+  deadline=$(( $(date +%s) + 30 ))
+  until [ "$("${kc[@]}" get osp -n kube-system --no-headers 2>/dev/null | grep -c '^osp-')" -ge "${#osps[@]}" ]; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      say "not installed after 30 s; applying artifacts/default-osps"
+      for f in "${osps[@]}"; do args+=(-f "$f"); done
+      "${kc[@]}" apply --server-side "${args[@]}" >/dev/null
+      break
+    fi
+    sleep 0.5
+  done
   say "creating sample MachineDeployments from hack/testdata/demo"
   "${kc[@]}" apply --server-side -f "$SAMPLES" >/dev/null
 

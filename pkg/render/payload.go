@@ -36,6 +36,11 @@ func (t payloadTarget) encode(kind osm.PayloadType, cfg *osm.OSCConfig) (Payload
 		err  error
 	)
 	if t.format == osm.PayloadFormatIgnition {
+		// Upstream names edge nodes after their MachineDeployment in cloud-init
+		// only; Ignition keeps the placeholder for machine-controller.
+		if hostname != "" {
+			hostname = cloudinit.MachineNamePlaceholder
+		}
 		data, err = ignition.EncodeWithOptions(*cfg, ignition.Options{Hostname: hostname})
 	} else {
 		data, err = cloudinit.EncodeWithOptions(*cfg, cloudinit.Options{Hostname: hostname, DistUpgradeOnBoot: t.distUpgradeOnBoot})

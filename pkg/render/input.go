@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -76,6 +77,15 @@ func loadOSSettings(pc *providerconfig.Config, s *templateData) (distUpgradeOnBo
 		var c *flatcar.Config
 		if c, err = flatcar.LoadConfig(pc.OperatingSystemSpec); err == nil {
 			s.FlatcarConfig = *c
+			// Flatcar's config has no such field, but upstream's generator reads
+			// it from every OS's spec: it matters for Flatcar on cloud-init.
+			var common struct {
+				DistUpgradeOnBoot bool `json:"distUpgradeOnBoot"`
+			}
+			if len(pc.OperatingSystemSpec.Raw) > 0 {
+				err = json.Unmarshal(pc.OperatingSystemSpec.Raw, &common)
+			}
+			distUpgradeOnBoot = common.DistUpgradeOnBoot
 		}
 	case providerconfig.OperatingSystemRHEL:
 		var c *rhel.Config

@@ -49,13 +49,29 @@ func redact(cfg *osm.OperatingSystemConfigSpec, secrets []string) {
 	for _, s := range secrets {
 		pairs = append(pairs, s, Redacted)
 	}
-	r := strings.NewReplacer(pairs...)
+	r := &replacer{secrets: secrets, r: strings.NewReplacer(pairs...)}
 	for _, c := range []*osm.OSCConfig{&cfg.BootstrapConfig, &cfg.ProvisioningConfig} {
 		redactConfig(c, r)
 	}
 }
 
-func redactConfig(c *osm.OSCConfig, r *strings.Replacer) {
+// replacer replaces secrets, and leaves a string without any as it is:
+// strings.Replacer copies every string, and the copies would be cached.
+type replacer struct {
+	secrets []string
+	r       *strings.Replacer
+}
+
+func (r *replacer) Replace(s string) string {
+	for _, secret := range r.secrets {
+		if strings.Contains(s, secret) {
+			return r.r.Replace(s)
+		}
+	}
+	return s
+}
+
+func redactConfig(c *osm.OSCConfig, r *replacer) {
 	for i := range c.Files {
 		if in := c.Files[i].Content.Inline; in != nil {
 			in.Data = r.Replace(in.Data)

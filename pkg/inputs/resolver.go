@@ -97,19 +97,28 @@ func (r *Resolver) Render(ctx context.Context, md *clusterv1alpha1.MachineDeploy
 		res, err := r.cfg.Renderer.Render(render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: r.cfg.Node})
 		if err != nil {
 			// Say what the MD asked for even though the render failed.
-			failed := &rendercache.Entry{Profile: profile, Err: err}
-			failed.Config.OSName, failed.Config.OSVersion = string(osp.Spec.OSName), osp.Spec.OSVersion
-			return failed
+			return rendercache.NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, err)
 		}
 		cfg := res.Config.DeepCopy()
 		redact(cfg, secrets(creds, r.cfg.Node))
-		return &rendercache.Entry{
-			Config:       *cfg,
-			Profile:      profile,
-			Bootstrap:    rendercache.NewPayload(res.Bootstrap.Format, res.Bootstrap.UserData),
-			Provisioning: rendercache.NewPayload(res.Provisioning.Format, res.Provisioning.UserData),
+		entry, err := newEntry(profile, cfg, res)
+		if err != nil {
+			return rendercache.NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
 		}
+		return entry
 	})
+}
+
+func newEntry(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, res *render.Result) (*rendercache.Entry, error) {
+	bootstrap, err := rendercache.NewPayload(res.Bootstrap.Format, res.Bootstrap.UserData)
+	if err != nil {
+		return nil, err
+	}
+	provisioning, err := rendercache.NewPayload(res.Provisioning.Format, res.Provisioning.UserData)
+	if err != nil {
+		return nil, err
+	}
+	return rendercache.NewEntry(profile, cfg, bootstrap, provisioning)
 }
 
 // Forget drops what the resolver remembers about a deleted MD.

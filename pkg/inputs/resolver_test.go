@@ -163,15 +163,19 @@ func TestCredentialsChangeRerenders(t *testing.T) {
 	f.resolver.Render(context.Background(), m)
 	f.resolver.cfg.Credentials = NewStaticCredentials("zyxwvu.fedcba9876543210", "other-getter")
 	e := f.resolver.Render(context.Background(), m)
-	if !strings.Contains(e.Bootstrap.UserData, "zyxwvu.fedcba9876543210") {
-		t.Errorf("stale token in payload: %q", e.Bootstrap.UserData)
+	if data := userData(t, e.Bootstrap); !strings.Contains(data, "zyxwvu.fedcba9876543210") {
+		t.Errorf("stale token in payload: %q", data)
 	}
 }
 
 func TestRedaction(t *testing.T) {
 	f := newFixture(t, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"))
 	e := f.resolver.Render(context.Background(), md("osp-ubuntu"))
-	cfg := e.Config.ProvisioningConfig
+	spec, err := e.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := spec.ProvisioningConfig
 	for _, s := range []string{cfg.Files[0].Content.Inline.Data, cfg.CloudInitModules.RunCMD[0], cfg.CloudInitModules.RHSubscription["password"]} {
 		if strings.Contains(s, "0123456789abcdef") || strings.Contains(s, "getter-secret-value") || strings.Contains(s, "hunter2") {
 			t.Errorf("secret in the config view: %q", s)
@@ -181,8 +185,8 @@ func TestRedaction(t *testing.T) {
 		}
 	}
 	// The payload keeps the real tokens: it is what the node needs.
-	if !strings.Contains(e.Bootstrap.UserData, token) {
-		t.Errorf("payload lost its token: %q", e.Bootstrap.UserData)
+	if data := userData(t, e.Bootstrap); !strings.Contains(data, token) {
+		t.Errorf("payload lost its token: %q", data)
 	}
 }
 
@@ -214,4 +218,13 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func userData(t *testing.T, p rendercache.Payload) string {
+	t.Helper()
+	data, err := p.UserData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

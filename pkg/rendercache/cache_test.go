@@ -13,8 +13,25 @@ import (
 func renderer(calls *atomic.Int64, data string) func() *Entry {
 	return func() *Entry {
 		calls.Add(1)
-		return &Entry{Bootstrap: NewPayload(osm.PayloadFormatCloudInit, []byte(data))}
+		return &Entry{Bootstrap: mustPayload(data)}
 	}
+}
+
+func mustPayload(data string) Payload {
+	p, err := NewPayload(osm.PayloadFormatCloudInit, []byte(data))
+	if err != nil {
+		panic(err) // a test helper: packing into memory cannot fail
+	}
+	return p
+}
+
+func userData(t testing.TB, p Payload) string {
+	t.Helper()
+	data, err := p.UserData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 func TestGet(t *testing.T) {
@@ -26,8 +43,8 @@ func TestGet(t *testing.T) {
 		t.Fatalf("same key rendered %d times", calls.Load())
 	}
 	// A changed input is a new key: never the old entry.
-	if e := c.Get("k2", renderer(&calls, "two")); e.Bootstrap.UserData != "two" || calls.Load() != 2 {
-		t.Fatalf("new key got %q after %d renders", e.Bootstrap.UserData, calls.Load())
+	if e := c.Get("k2", renderer(&calls, "two")); userData(t, e.Bootstrap) != "two" || calls.Load() != 2 {
+		t.Fatalf("new key got %q after %d renders", userData(t, e.Bootstrap), calls.Load())
 	}
 	// Bounded: a third key evicts the least recently used (k1).
 	c.Get("k3", renderer(&calls, "three"))
@@ -61,7 +78,7 @@ func TestConcurrentGetsRenderOnce(t *testing.T) {
 		return func() *Entry {
 			calls.Add(1)
 			<-start
-			return &Entry{Bootstrap: NewPayload(osm.PayloadFormatCloudInit, []byte(key))}
+			return &Entry{Bootstrap: mustPayload(key)}
 		}
 	}
 	var wg sync.WaitGroup
@@ -78,8 +95,8 @@ func TestConcurrentGetsRenderOnce(t *testing.T) {
 		t.Errorf("4 keys rendered %d times", calls.Load())
 	}
 	for i, e := range results {
-		if want := fmt.Sprintf("k%d", i%4); e.Bootstrap.UserData != want {
-			t.Errorf("result %d = %q, want %q", i, e.Bootstrap.UserData, want)
+		if want := fmt.Sprintf("k%d", i%4); userData(t, e.Bootstrap) != want {
+			t.Errorf("result %d = %q, want %q", i, userData(t, e.Bootstrap), want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -54,11 +55,12 @@ func (r *fakeRenderer) Render(_ context.Context, md *clusterv1alpha1.MachineDepl
 	}
 	body := fmt.Sprintf("%s rev=%s kubelet=%s fetch=%s", osp.Spec.Version,
 		md.Annotations[render.AnnotationMDRevision], creds.BootstrapToken, creds.CloudInitGetterToken)
-	return &rendercache.Entry{
-		Profile:      ref,
-		Bootstrap:    rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+body)),
-		Provisioning: rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning "+body)),
+	bootstrap, err1 := rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+body))
+	provisioning, err2 := rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning "+body))
+	if err := errors.Join(err1, err2); err != nil {
+		return &rendercache.Entry{Profile: ref, Err: err}
 	}
+	return &rendercache.Entry{Profile: ref, Bootstrap: bootstrap, Provisioning: provisioning}
 }
 
 type fakeCluster struct{}

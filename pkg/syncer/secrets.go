@@ -19,7 +19,11 @@ import (
 )
 
 // payloadSecret returns the Secret machine-controller reads for one payload.
-func payloadSecret(ref mdref.Ref, md *clusterv1alpha1.MachineDeployment, entry *rendercache.Entry, kind osm.PayloadType) *corev1.Secret {
+func payloadSecret(ref mdref.Ref, md *clusterv1alpha1.MachineDeployment, entry *rendercache.Entry, kind osm.PayloadType) (*corev1.Secret, error) {
+	data, err := entry.Payload(kind).UserData()
+	if err != nil {
+		return nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err)
+	}
 	annotations := ref.Annotations()
 	annotations[render.AnnotationSecretMDRevision] = md.Annotations[render.AnnotationMDRevision]
 	annotations[render.AnnotationSecretOSPVersion] = entry.Profile.Version
@@ -32,8 +36,8 @@ func payloadSecret(ref mdref.Ref, md *clusterv1alpha1.MachineDeployment, entry *
 			Annotations: annotations,
 		},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{render.SecretDataKey: []byte(entry.Payload(kind).UserData)},
-	}
+		Data: map[string][]byte{render.SecretDataKey: data},
+	}, nil
 }
 
 // applySecret creates want or updates the existing Secret when its data, type,

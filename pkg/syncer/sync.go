@@ -77,7 +77,11 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	// Provisioning first: the node fetches it as soon as machine-controller,
 	// seeing the bootstrap Secret, creates a VM.
 	for _, kind := range []osm.PayloadType{osm.PayloadTypeProvisioning, osm.PayloadTypeBootstrap} {
-		if err := c.applySecret(ctx, payloadSecret(ref, md, entry, kind)); err != nil {
+		secret, err := payloadSecret(ref, md, entry, kind)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.applySecret(ctx, secret); err != nil {
 			return 0, err
 		}
 	}

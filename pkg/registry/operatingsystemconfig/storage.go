@@ -155,18 +155,24 @@ func (r *REST) object(ctx context.Context, md *clusterv1alpha1.MachineDeployment
 	return newObject(md, r.renderer.Render(ctx, md), rv)
 }
 
-// newObject builds the OSC of md from a cache entry. The spec is shared with the
-// entry, not copied: both are read-only.
+// newObject builds the OSC of md from a cache entry.
 func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, rv string) *osm.OperatingSystemConfig {
+	spec, err := e.Config()
+	renderErr := e.Err
+	if err != nil {
+		// Not the MD's fault, but the OSC is where its state is shown.
+		klog.ErrorS(err, "Failed to read a rendered config", "machineDeployment", klog.KObj(md))
+		spec, renderErr = &osm.OperatingSystemConfigSpec{}, err
+	}
 	return &osm.OperatingSystemConfig{
 		ObjectMeta: registry.ObjectMeta(md, md.Name, rv),
-		Spec:       e.Config,
+		Spec:       *spec,
 		Status: osm.OperatingSystemConfigStatus{
 			Profile:                   e.Profile,
 			MachineDeploymentRevision: md.Annotations[registry.RevisionAnnotation],
-			BootstrapPayloadSize:      int64(len(e.Bootstrap.UserData)),
-			ProvisioningPayloadSize:   int64(len(e.Provisioning.UserData)),
-			RenderError:               registry.ErrorMessage(e.Err),
+			BootstrapPayloadSize:      e.Bootstrap.Size,
+			ProvisioningPayloadSize:   e.Provisioning.Size,
+			RenderError:               registry.ErrorMessage(renderErr),
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package provisioningpayload
 
 import (
+	"fmt"
 	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -23,9 +24,13 @@ func parseName(name string) (string, osm.PayloadType, bool) {
 	return "", "", false
 }
 
-func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind osm.PayloadType, rv string) *osm.ProvisioningPayload {
+func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind osm.PayloadType, rv string) (*osm.ProvisioningPayload, error) {
 	p := e.Payload(kind)
-	cloud := e.Config.CloudProvider.Name
+	data, err := p.UserData()
+	if err != nil {
+		return nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err)
+	}
+	cloud := e.CloudProvider
 	return &osm.ProvisioningPayload{
 		ObjectMeta: registry.ObjectMeta(md, payloadName(md.Name, kind), rv),
 		Spec: osm.ProvisioningPayloadSpec{
@@ -33,10 +38,10 @@ func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind
 			Type:              kind,
 			Format:            p.Format,
 			CloudProvider:     cloud,
-			UserData:          p.UserData,
-			Size:              int64(len(p.UserData)),
+			UserData:          string(data),
+			Size:              p.Size,
 			SHA256:            p.SHA256,
 			UserDataLimit:     userDataLimit(kind, cloud),
 		},
-	}
+	}, nil
 }

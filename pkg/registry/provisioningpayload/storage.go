@@ -110,7 +110,11 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 	if e.Err != nil {
 		return nil, errors.NewInternalError(fmt.Errorf("machinedeployment %s/%s has no %s payload: %w", namespace, mdName, kind, e.Err))
 	}
-	return newObject(md, e, kind, registry.Version(r.feed, md)), nil
+	obj, err := newObject(md, e, kind, registry.Version(r.feed, md))
+	if err != nil {
+		return nil, errors.NewInternalError(err)
+	}
+	return obj, nil
 }
 
 // List implements rest.Lister. MDs whose render failed have no payloads and are
@@ -137,7 +141,11 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 			if e.Err != nil {
 				break
 			}
-			list.Items = append(list.Items, *newObject(md, e, kind, registry.Version(r.feed, md)))
+			obj, err := newObject(md, e, kind, registry.Version(r.feed, md))
+			if err != nil {
+				return nil, errors.NewInternalError(err)
+			}
+			list.Items = append(list.Items, *obj)
 		}
 	}
 	return list, nil
@@ -183,7 +191,13 @@ func (r *REST) events(ctx context.Context, ev changefeed.Event, typ watch.EventT
 			}})
 			continue
 		}
-		events = append(events, watch.Event{Type: typ, Object: newObject(ev.MD, e, kind, rv)})
+		obj, err := newObject(ev.MD, e, kind, rv)
+		if err != nil {
+			// Watchers get the next change; the error is the server's, not the MD's.
+			klog.ErrorS(err, "Failed to build a payload event", "machineDeployment", klog.KObj(ev.MD))
+			continue
+		}
+		events = append(events, watch.Event{Type: typ, Object: obj})
 	}
 	return events
 }

@@ -72,17 +72,24 @@ func (r *Renderer) Render(_ context.Context, md *clusterv1alpha1.MachineDeployme
 	r.Calls.Add(1)
 	profile := osm.ProfileReference{Namespace: "kube-system", Name: md.Annotations["k8c.io/operating-system-profile"], Version: "v1.0.0"}
 	if err := r.Errors[md.Name]; err != nil {
-		return &rendercache.Entry{Profile: profile, Err: err}
+		return rendercache.NewFailed(profile, nil, err)
 	}
-	return &rendercache.Entry{
-		Config: osm.OperatingSystemConfigSpec{
-			OSName: "ubuntu", OSVersion: "24.04", ProvisioningUtility: "cloud-init",
-			CloudProvider: osm.CloudProviderSpec{Name: "aws"},
-		},
-		Profile:      profile,
-		Bootstrap:    rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("#cloud-config\nbootstrap: "+md.Name+"\n")),
-		Provisioning: rendercache.NewPayload(osm.PayloadFormatCloudInit, make([]byte, 20000)),
+	cfg := &osm.OperatingSystemConfigSpec{
+		OSName: "ubuntu", OSVersion: "24.04", ProvisioningUtility: "cloud-init",
+		CloudProvider: osm.CloudProviderSpec{Name: "aws"},
 	}
+	bootstrap, err := rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("#cloud-config\nbootstrap: "+md.Name+"\n"))
+	if err == nil {
+		var provisioning rendercache.Payload
+		provisioning, err = rendercache.NewPayload(osm.PayloadFormatCloudInit, make([]byte, 20000))
+		if err == nil {
+			var e *rendercache.Entry
+			if e, err = rendercache.NewEntry(profile, cfg, bootstrap, provisioning); err == nil {
+				return e
+			}
+		}
+	}
+	return rendercache.NewFailed(profile, nil, err)
 }
 
 // ErrBroken is a render error for tests.

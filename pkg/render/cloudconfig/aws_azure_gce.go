@@ -17,10 +17,10 @@ func aws(r *resolver, in Input) (string, error) {
 		return "", fmt.Errorf("cloudProviderSpec: %w", err)
 	}
 	var w ini
-	w.section("global")
-	w.str("Zone", r.str("availabilityZone", spec.AvailabilityZone))
-	w.str("VPC", r.str("vpcId", spec.VpcID))
-	w.str("SubnetID", r.str("subnetId", spec.SubnetID))
+	w.WriteString("[global]\n")
+	w.line("Zone", "=", quote(r.str("availabilityZone", spec.AvailabilityZone)))
+	w.line("VPC", "=", quote(r.str("vpcId", spec.VpcID)))
+	w.line("SubnetID", "=", quote(r.str("subnetId", spec.SubnetID)))
 	return w.String(), r.err
 }
 
@@ -71,8 +71,9 @@ func azure(r *resolver, in Input) (string, error) {
 	if r.err != nil {
 		return "", r.err
 	}
-	out, err := json.MarshalIndent(c, "", "  ")
-	return string(out) + "\n", err
+	// Compact, without a trailing newline: upstream's json.Marshal output.
+	out, err := json.Marshal(c)
+	return string(out), err
 }
 
 func gce(r *resolver, in Input) (string, error) {
@@ -85,15 +86,15 @@ func gce(r *resolver, in Input) (string, error) {
 		return "", err
 	}
 	var w ini
-	w.section("global")
-	w.str("project-id", project)
-	w.str("local-zone", r.str("zone", spec.Zone))
-	w.str("network-name", r.str("network", spec.Network))
-	w.str("subnetwork-name", r.str("subnetwork", spec.Subnetwork))
-	w.raw("multizone", strconv.FormatBool(r.bool("multizone", spec.MultiZone)))
-	w.raw("regional", strconv.FormatBool(r.bool("regional", spec.Regional)))
+	w.WriteString("[global]\n")
+	w.line("project-id", " = ", quote(project))
+	w.line("local-zone", " = ", quote(r.str("zone", spec.Zone)))
+	w.line("network-name", " = ", quote(r.str("network", spec.Network)))
+	w.line("subnetwork-name", " = ", quote(r.str("subnetwork", spec.Subnetwork)))
+	w.line("multizone", " = ", strconv.FormatBool(r.bool("multizone", spec.MultiZone)))
+	w.line("regional", " = ", strconv.FormatBool(r.bool("regional", spec.Regional)))
 	for _, tag := range spec.Tags {
-		w.str("node-tags", tag)
+		w.line("node-tags", " = ", quote(tag))
 	}
 	return w.String(), r.err
 }

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
 	openstacktypes "k8c.io/machine-controller/sdk/cloudprovider/openstack"
 	vspheretypes "k8c.io/machine-controller/sdk/cloudprovider/vsphere"
 	"k8c.io/machine-controller/sdk/providerconfig"
-	"sigs.k8s.io/yaml"
 )
 
 func openstack(r *resolver, in Input) (string, error) {
@@ -19,29 +19,35 @@ func openstack(r *resolver, in Input) (string, error) {
 	if err := json.Unmarshal(in.Spec, &spec); err != nil {
 		return "", fmt.Errorf("cloudProviderSpec: %w", err)
 	}
+	// Key padding and the [LoadBalancer] defaults are upstream's template's.
 	var w ini
-	w.section("Global")
-	w.str("auth-url", r.str("identityEndpoint", spec.IdentityEndpoint))
+	w.WriteString("[Global]\n")
+	w.line("auth-url", "    = ", quote(r.str("identityEndpoint", spec.IdentityEndpoint)))
 	if id := r.str("applicationCredentialID", spec.ApplicationCredentialID); id != "" {
-		w.str("application-credential-id", id)
-		w.str("application-credential-secret", r.str("applicationCredentialSecret", spec.ApplicationCredentialSecret))
+		w.line("application-credential-id", "     = ", quote(id))
+		w.line("application-credential-secret", " = ", quote(r.str("applicationCredentialSecret", spec.ApplicationCredentialSecret)))
 	} else {
-		w.str("username", r.str("username", spec.Username))
-		w.str("password", r.str("password", spec.Password))
+		w.line("username", "    = ", quote(r.str("username", spec.Username)))
+		w.line("password", "    = ", quote(r.str("password", spec.Password)))
 		// The provider reads tenant-*; projects are the newer name for tenants.
-		w.str("tenant-name", firstSet(r.str("projectName", spec.ProjectName), r.str("tenantName", spec.TenantName)))
-		w.str("tenant-id", firstSet(r.str("projectID", spec.ProjectID), r.str("tenantID", spec.TenantID)))
+		w.line("tenant-name", " = ", quote(firstSet(r.str("projectName", spec.ProjectName), r.str("tenantName", spec.TenantName))))
+		w.line("tenant-id", "   = ", quote(firstSet(r.str("projectID", spec.ProjectID), r.str("tenantID", spec.TenantID))))
 	}
-	w.str("domain-name", r.str("domainName", spec.DomainName))
-	w.str("region", r.str("region", spec.Region))
-	w.section("LoadBalancer")
-	w.raw("manage-security-groups", "true")
-	w.section("BlockStorage")
-	w.raw("ignore-volume-az", "true")
-	w.raw("trust-device-path", strconv.FormatBool(r.bool("trustDevicePath", spec.TrustDevicePath)))
-	w.str("bs-version", "auto")
+	w.line("domain-name", " = ", quote(r.str("domainName", spec.DomainName)))
+	w.line("region", "      = ", quote(r.str("region", spec.Region)))
+	w.WriteString("\n[LoadBalancer]\n")
+	w.line("lb-version", " = ", quote("v2"))
+	w.line("subnet-id", " = ", quote(""))
+	w.line("floating-network-id", " = ", quote(""))
+	w.line("lb-method", " = ", quote("ROUND_ROBIN"))
+	w.line("lb-provider", " = ", quote(""))
+	w.line("manage-security-groups", " = ", "true")
+	w.WriteString("\n[BlockStorage]\n")
+	w.line("ignore-volume-az", "  = ", "true")
+	w.line("trust-device-path", " = ", strconv.FormatBool(r.bool("trustDevicePath", spec.TrustDevicePath)))
+	w.line("bs-version", "        = ", quote("auto"))
 	if spec.NodeVolumeAttachLimit != nil && *spec.NodeVolumeAttachLimit > 0 {
-		w.raw("node-volume-attach-limit", strconv.FormatUint(uint64(*spec.NodeVolumeAttachLimit), 10))
+		w.line("node-volume-attach-limit", " = ", strconv.FormatUint(uint64(*spec.NodeVolumeAttachLimit), 10))
 	}
 	return w.String(), r.err
 }
@@ -72,24 +78,30 @@ func vsphere(r *resolver, in Input) (string, error) {
 	if folder == "" {
 		folder = "/" + datacenter + "/vm"
 	}
+	datastore := r.str("datastore", spec.Datastore)
+	if datastore == "" {
+		datastore = r.str("datastoreCluster", spec.DatastoreCluster)
+	}
+	// Padding, blank lines and the unquoted port of [VirtualCenter] are upstream's.
 	var w ini
-	w.section("Global")
-	w.str("user", user)
-	w.str("password", password)
-	w.str("port", u.Port())
-	w.raw("insecure-flag", strconv.FormatBool(r.bool("allowInsecure", spec.AllowInsecure)))
-	w.section("Disk")
-	w.str("scsicontrollertype", "pvscsi")
-	w.section("Workspace")
-	w.str("server", u.Hostname())
-	w.str("datacenter", datacenter)
-	w.str("folder", folder)
-	w.str("default-datastore", r.str("datastore", spec.Datastore))
-	w.section("VirtualCenter " + quote(u.Hostname()))
-	w.str("user", user)
-	w.str("password", password)
-	w.str("port", u.Port())
-	w.str("datacenters", datacenter)
+	w.WriteString("[Global]\n")
+	w.line("user", "              = ", quote(user))
+	w.line("password", "          = ", quote(password))
+	w.line("port", "              = ", quote(u.Port()))
+	w.line("insecure-flag", "     = ", strconv.FormatBool(r.bool("allowInsecure", spec.AllowInsecure)))
+	w.WriteString("\n[Disk]\n")
+	w.line("scsicontrollertype", " = ", quote("pvscsi"))
+	w.WriteString("\n[Workspace]\n")
+	w.line("server", "            = ", quote(u.Hostname()))
+	w.line("datacenter", "        = ", quote(datacenter))
+	w.line("folder", "            = ", quote(folder))
+	w.line("default-datastore", " = ", quote(datastore))
+	w.WriteString("\n\n[VirtualCenter " + quote(u.Hostname()) + "]\n")
+	w.line("user", " = ", quote(user))
+	w.line("password", " = ", quote(password))
+	w.line("port", " = ", u.Port())
+	w.line("datacenters", " = ", quote(datacenter))
+	w.WriteByte('\n')
 	return w.String(), r.err
 }
 
@@ -117,6 +129,13 @@ func kubevirt(r *resolver, in Input) (string, error) {
 	if ns == "" {
 		ns = "kube-system"
 	}
-	out, err := yaml.Marshal(map[string]any{"global": map[string]string{"kubeconfig": kubeconfig, "namespace": ns}})
+	// yaml.v3 as upstream, which indents by four spaces.
+	type global struct {
+		Kubeconfig string `yaml:"kubeconfig"`
+		Namespace  string `yaml:"namespace"`
+	}
+	out, err := yaml.Marshal(struct {
+		Global global `yaml:"global"`
+	}{global{kubeconfig, ns}})
 	return string(out), err
 }

@@ -130,6 +130,9 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := leanCache(s.MachineDeployments, ospInformer.Informer()); err != nil {
+		return nil, err
+	}
 	if err := s.addEventHandlers(ospInformer.Informer(), extra.Namespace); err != nil {
 		return nil, err
 	}

@@ -42,6 +42,7 @@ func NewSecretInformers(client kubernetes.Interface, resync time.Duration) *Secr
 		Payloads:  payloads.Core().V1().Secrets().Informer(),
 	}
 	// Setting a transform on a new informer cannot fail.
+	_ = s.Tokens.SetTransform(stripManagedFields)
 	_ = s.Payloads.SetTransform(digestPayload)
 	return s
 }
@@ -59,9 +60,10 @@ func digestPayload(obj any) (any, error) {
 	}
 	data, ok := s.Data[render.SecretDataKey]
 	if !ok {
-		return obj, nil
+		return stripManagedFields(obj)
 	}
 	out := *s
+	out.ManagedFields = nil
 	out.Data = make(map[string][]byte, len(s.Data))
 	for k, v := range s.Data {
 		out.Data[k] = v
@@ -69,6 +71,15 @@ func digestPayload(obj any) (any, error) {
 	delete(out.Data, render.SecretDataKey)
 	out.Data[render.SecretDataKey+digestKeySuffix] = []byte(sha256Hex(data))
 	return &out, nil
+}
+
+// stripManagedFields drops what the syncer never reads and is often as big
+// as the Secret itself.
+func stripManagedFields(obj any) (any, error) {
+	if s, ok := obj.(*corev1.Secret); ok {
+		s.ManagedFields = nil
+	}
+	return obj, nil
 }
 
 func sha256Hex(data []byte) string {

@@ -63,8 +63,9 @@ func (f *NodeFlags) AddFlags(fs *pflag.FlagSet) {
 // registryMirrorArg is a "registry=mirror" item of --node-registry-mirrors.
 var registryMirrorArg = regexp.MustCompile(`^([a-zA-Z0-9.-]+)=(.*)`)
 
-// mirrorArg is one --node-containerd-registry-mirrors value.
-var mirrorArg = regexp.MustCompile(`^([a-zA-Z0-9.*_:-]+)=(.+)$`)
+// mirrorArg is one --node-containerd-registry-mirrors value. Like upstream it
+// splits at the first "=", so registry names may have a path ("host/library").
+var mirrorArg = regexp.MustCompile(`^([^=\s]+)=(.+)$`)
 
 // NodeOptions parses and validates the flags. With RegistryCredentialsFromFile
 // it reads the credentials Secret manifest; otherwise RegistryCredentials stays

@@ -60,6 +60,15 @@ func TestNodeOptions(t *testing.T) {
 				"ghcr.io": {"mirror.example.com"},
 			}
 		}},
+		{"containerd mirror of a registry subpath", []string{
+			// Upstream splits at the first "=": registry names may carry a path,
+			// which hosts.toml placement strips to host[:port].
+			"--node-containerd-registry-mirrors", "registry.example.com:5000/library=https://mirror.example.com/v2/library?kubermatic=override_path%3Dtrue",
+		}, func(o *render.NodeOptions) {
+			o.ContainerdRegistryMirrors = map[string][]string{
+				"registry.example.com:5000/library": {"https://mirror.example.com/v2/library?kubermatic=override_path%3Dtrue"},
+			}
+		}},
 		{"no feature gates", []string{"--node-kubelet-feature-gates", ""}, func(o *render.NodeOptions) { o.KubeletFeatureGates = nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

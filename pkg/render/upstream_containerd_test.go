@@ -62,3 +62,20 @@ func TestUpstreamContainerdGoldens(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistrySubpathHostsFile: a registry name with a path gets its hosts.toml
+// in the directory of its host[:port], with the full name as server, as upstream.
+func TestRegistrySubpathHostsFile(t *testing.T) {
+	n := NodeOptions{ContainerdRegistryMirrors: map[string][]string{"registry.example.com:5000/library": {"https://mirror.example.com"}}}
+	files := registryHostFiles(&n)
+	want := "/etc/containerd/certs.d/registry.example.com:5000/hosts.toml"
+	for _, f := range files {
+		if f.Path == want {
+			if got := f.Content.Inline.Data; got != "server = \"registry.example.com:5000/library\"\n\n[host.\"https://mirror.example.com\"]\ncapabilities = [\"pull\", \"resolve\"]\n" {
+				t.Errorf("%s:\n%s", want, got)
+			}
+			return
+		}
+	}
+	t.Errorf("no %s among %d files", want, len(files))
+}

@@ -121,6 +121,8 @@ type OperatingSystemConfigStatus struct {
 	ProvisioningPayloadSize int64
 	// RenderError is set when the config could not be rendered.
 	RenderError string
+	// Pending says what the config waits for before it can be rendered.
+	Pending string
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.

@@ -594,6 +594,13 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 							Format:      "",
 						},
 					},
+					"pending": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pending says what the config waits for before it can be rendered, e.g. the syncer creating the MachineDeployment's tokens. It is not an error: the config renders without anyone acting once that is done.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},

@@ -145,6 +145,11 @@ type OperatingSystemConfigStatus struct {
 	// RenderError is set when the config could not be rendered.
 	// +optional
 	RenderError string `json:"renderError,omitempty"`
+	// Pending says what the config waits for before it can be rendered, e.g.
+	// the syncer creating the MachineDeployment's tokens. It is not an error:
+	// the config renders without anyone acting once that is done.
+	// +optional
+	Pending string `json:"pending,omitempty"`
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.

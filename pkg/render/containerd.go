@@ -149,11 +149,18 @@ func registryHostFiles(n *NodeOptions) []osm.File {
 		case "*", "_default":
 			dir, server = "_default", ""
 		}
-		files = append(files, osm.File{
+		f := osm.File{
 			Path:        containerdConfigDir + "/" + dir + "/hosts.toml",
 			Permissions: hostsFilePerms,
 			Content:     osm.FileContent{Inline: &osm.FileContentInline{Data: hostsTOML(server, r)}},
-		})
+		}
+		// Registries sharing a directory ("*" and "_default", a host and a path
+		// under it) get one file: the last in sort order wins, as upstream.
+		if i := slices.IndexFunc(files, func(g osm.File) bool { return g.Path == f.Path }); i >= 0 {
+			files[i] = f
+			continue
+		}
+		files = append(files, f)
 	}
 	slices.SortFunc(files, func(a, b osm.File) int { return strings.Compare(a.Path, b.Path) })
 	return files

@@ -79,3 +79,30 @@ func TestRegistrySubpathHostsFile(t *testing.T) {
 	}
 	t.Errorf("no %s among %d files", want, len(files))
 }
+
+// TestRegistryHostFilesOnePerPath: registries that share a certs.d directory
+// ("*" and "_default", or a host and a path under it) yield one hosts.toml, the
+// last registry name in sort order winning, as upstream's path-keyed map does.
+func TestRegistryHostFilesOnePerPath(t *testing.T) {
+	n := NodeOptions{ContainerdRegistryMirrors: map[string][]string{
+		"*":                     {"https://star.example.com"},
+		"_default":              {"https://default.example.com"},
+		"quay.io":               {"https://quay-mirror.example.com"},
+		"quay.io/organization1": {"https://org-mirror.example.com"},
+	}}
+	seen := map[string]string{}
+	for _, f := range registryHostFiles(&n) {
+		if _, dup := seen[f.Path]; dup {
+			t.Errorf("%s written twice", f.Path)
+		}
+		seen[f.Path] = f.Content.Inline.Data
+	}
+	for path, host := range map[string]string{
+		"/etc/containerd/certs.d/_default/hosts.toml": "https://default.example.com",
+		"/etc/containerd/certs.d/quay.io/hosts.toml":  "https://org-mirror.example.com",
+	} {
+		if !strings.Contains(seen[path], host) {
+			t.Errorf("%s:\n%s\nwant host %s", path, seen[path], host)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package syncer
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
@@ -11,12 +10,14 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
 	"github.com/osm-apiserver/osm-apiserver/pkg/inputs"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 // ErrNoCredentials says the syncer has not created a MachineDeployment's tokens
-// yet; a render without them would hand nodes a token that does not work.
-var ErrNoCredentials = errors.New("tokens not created yet")
+// yet; a render without them would hand nodes a token that does not work. The
+// API shows it as Pending: the syncer creates them within moments.
+var ErrNoCredentials = &rendercache.PendingError{Reason: "waiting for the syncer to create tokens"}
 
 // CredentialSource reads the per-MachineDeployment tokens the syncer keeps from
 // the token informer. The API server plugs it into its render inputs, so every
@@ -32,17 +33,17 @@ func NewCredentialSource(s *SecretInformers) *CredentialSource {
 	return &CredentialSource{lister: s.TokenLister()}
 }
 
-// Credentials implements inputs.CredentialSource. The error wraps
+// Credentials implements inputs.CredentialSource. The error is
 // ErrNoCredentials when the tokens do not exist yet.
 func (c *CredentialSource) Credentials(_ context.Context, md *clusterv1alpha1.MachineDeployment) (inputs.Credentials, error) {
 	ref := mdref.Ref{Namespace: md.Namespace, Name: md.Name}
 	kubelet, ok := bootstraptoken.Lookup(c.lister, ref, bootstraptoken.PurposeKubelet)
 	if !ok {
-		return inputs.Credentials{}, fmt.Errorf("kubelet bootstrap token of %s: %w", ref, ErrNoCredentials)
+		return inputs.Credentials{}, ErrNoCredentials
 	}
 	fetch, ok := bootstraptoken.Lookup(c.lister, ref, bootstraptoken.PurposeFetch)
 	if !ok {
-		return inputs.Credentials{}, fmt.Errorf("fetch token of %s: %w", ref, ErrNoCredentials)
+		return inputs.Credentials{}, ErrNoCredentials
 	}
 	return inputs.Credentials{
 		BootstrapToken:       kubelet.Value(),

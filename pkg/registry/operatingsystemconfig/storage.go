@@ -164,6 +164,11 @@ func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, rv s
 		klog.ErrorS(err, "Failed to read a rendered config", "machineDeployment", klog.KObj(md))
 		spec, renderErr = &osm.OperatingSystemConfigSpec{}, err
 	}
+	pending, ok := e.Pending()
+	if ok {
+		// Not an error: the config renders as soon as what it waits for is there.
+		renderErr = nil
+	}
 	return &osm.OperatingSystemConfig{
 		ObjectMeta: registry.ObjectMeta(md, md.Name, rv),
 		Spec:       *spec,
@@ -173,6 +178,7 @@ func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, rv s
 			BootstrapPayloadSize:      e.Bootstrap.Size,
 			ProvisioningPayloadSize:   e.Provisioning.Size,
 			RenderError:               registry.ErrorMessage(renderErr),
+			Pending:                   pending,
 		},
 	}
 }

@@ -19,7 +19,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Utility", Type: "string", Description: "Provisioning utility: cloud-init or ignition."},
 	{Name: "Bootstrap", Type: "string", Description: "Size of the bootstrap user-data."},
 	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
-	{Name: "Status", Type: "string", Description: "Rendered, or the render error."},
+	{Name: "Status", Type: "string", Description: "Rendered, Pending and what the config waits for, or the render error."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
 }
 
@@ -50,9 +50,12 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 		profile += "@" + osc.Status.Profile.Version
 	}
 	bootstrap, provisioning := "-", "-"
-	if osc.Status.RenderError != "" {
+	switch {
+	case osc.Status.RenderError != "":
 		status = "Error: " + registry.Short(osc.Status.RenderError)
-	} else {
+	case osc.Status.Pending != "":
+		status = "Pending: " + registry.Short(osc.Status.Pending)
+	default:
 		bootstrap = registry.Bytes(osc.Status.BootstrapPayloadSize)
 		provisioning = registry.Bytes(osc.Status.ProvisioningPayloadSize)
 	}

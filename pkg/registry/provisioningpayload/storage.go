@@ -107,6 +107,9 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 		return nil, fmt.Errorf("failed to get machinedeployment %s/%s: %w", namespace, mdName, err)
 	}
 	e := r.renderer.Render(ctx, md)
+	if reason, ok := e.Pending(); ok {
+		return nil, r.pendingError(name, reason)
+	}
 	if e.Err != nil {
 		return nil, errors.NewInternalError(fmt.Errorf("machinedeployment %s/%s has no %s payload: %w", namespace, mdName, kind, e.Err))
 	}

@@ -94,3 +94,6 @@ func (r *Renderer) Render(_ context.Context, md *clusterv1alpha1.MachineDeployme
 
 // ErrBroken is a render error for tests.
 var ErrBroken = errors.New("osp-broken: provisioningConfig file /opt/x: template: line 1: unclosed action")
+
+// ErrPending is a render waiting for the syncer, for tests.
+var ErrPending = &rendercache.PendingError{Reason: "waiting for the syncer to create tokens"}

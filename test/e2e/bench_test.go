@@ -149,8 +149,8 @@ func createBenchMDs() error {
 		}
 		// New MDs render once the syncer has created their tokens.
 		for _, osc := range list.Items {
-			if osc.Status.RenderError != "" {
-				return fmt.Errorf("%s: %s", osc.Name, osc.Status.RenderError)
+			if osc.Status.RenderError+osc.Status.Pending != "" {
+				return fmt.Errorf("%s: %s%s", osc.Name, osc.Status.RenderError, osc.Status.Pending)
 			}
 		}
 		return nil

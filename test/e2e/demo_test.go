@@ -43,6 +43,9 @@ func TestDemoSamplesRender(t *testing.T) {
 				if err == nil && osc.Status.RenderError != "" {
 					err = fmt.Errorf("render error: %s", osc.Status.RenderError)
 				}
+				if err == nil && osc.Status.Pending != "" {
+					err = fmt.Errorf("pending: %s", osc.Status.Pending)
+				}
 				return err
 			})
 			if osc.Status.Profile.Name != profile || osc.Status.Profile.Version != wantVersion {

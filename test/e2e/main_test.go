@@ -159,6 +159,9 @@ func installFixtures() error {
 		}
 		// A new MD renders once the syncer has created its tokens.
 		for _, osc := range list.Items {
+			if osc.Status.Pending != "" {
+				return fmt.Errorf("%s: pending: %s", osc.Name, osc.Status.Pending)
+			}
 			if strings.HasPrefix(osc.Name, "e2e-ubuntu-") && osc.Status.RenderError != "" {
 				return fmt.Errorf("%s: %s", osc.Name, osc.Status.RenderError)
 			}

@@ -51,6 +51,8 @@ type ServeOptions struct {
 	RenderCacheSize int
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
+	// MemoryLimit is the Go runtime's soft memory limit: "auto" or a quantity.
+	MemoryLimit string
 }
 
 // NewServeOptions returns the defaults.
@@ -68,6 +70,7 @@ func NewServeOptions() *ServeOptions {
 		ServiceNamespace: "kube-system",
 		RenderCacheSize:  rendercache.DefaultSize,
 		WatchHistory:     changefeed.DefaultHistory,
+		MemoryLimit:      memoryLimitAuto,
 	}
 	o.SecureServing.BindPort = 8443
 	o.SecureServing.ServerCert.PairName = "osm-apiserver"
@@ -99,6 +102,7 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
 	fs.BoolVar(&o.DisableDefaultOSPs, "disable-default-osps", o.DisableDefaultOSPs, "Don't install the default OperatingSystemProfiles.")
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Rendered MachineDeployments kept in memory (least recently used are dropped).")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft memory limit of the Go runtime (a quantity such as 256Mi; 0 for none). \"auto\": GOMEMLIMIT if set, else 75% of the container's memory limit if there is one, else none.")
 	fs.IntVar(&o.WatchHistory, "watch-history", o.WatchHistory, "Changes kept for watches resuming from a resourceVersion; older ones get 410 Gone and list again.")
 }
 
@@ -121,6 +125,9 @@ func (o *ServeOptions) Validate() error {
 	}
 	if o.WatchHistory < 1 {
 		errs = append(errs, fmt.Errorf("--watch-history must be positive, got %d", o.WatchHistory))
+	}
+	if err := validateMemoryLimit(o.MemoryLimit); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := o.Node.NodeOptions(); err != nil {
 		errs = append(errs, err)

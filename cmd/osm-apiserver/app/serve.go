@@ -39,6 +39,9 @@ Kubernetes aggregation layer.`,
 
 func runServe(cmd *cobra.Command, o *ServeOptions) error {
 	ctx := cmd.Context()
+	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
+		return err
+	}
 	cfg, err := o.Config(ctx)
 	if err != nil {
 		return err

@@ -53,6 +53,8 @@ type ServeOptions struct {
 	WatchHistory int
 	// MemoryLimit is the Go runtime's soft memory limit: "auto" or a quantity.
 	MemoryLimit string
+	// GCPercent is the garbage collector's target percentage, unless GOGC is set.
+	GCPercent int
 }
 
 // NewServeOptions returns the defaults.
@@ -71,6 +73,7 @@ func NewServeOptions() *ServeOptions {
 		RenderCacheSize:  rendercache.DefaultSize,
 		WatchHistory:     changefeed.DefaultHistory,
 		MemoryLimit:      memoryLimitAuto,
+		GCPercent:        defaultGCPercent,
 	}
 	o.SecureServing.BindPort = 8443
 	o.SecureServing.ServerCert.PairName = "osm-apiserver"
@@ -103,6 +106,7 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DisableDefaultOSPs, "disable-default-osps", o.DisableDefaultOSPs, "Don't install the default OperatingSystemProfiles.")
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Rendered MachineDeployments kept in memory (least recently used are dropped).")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft memory limit of the Go runtime (a quantity such as 256Mi; 0 for none). \"auto\": GOMEMLIMIT if set, else 75% of the container's memory limit if there is one, else none.")
+	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "Garbage collection target of the Go runtime, as GOGC (which wins when set): the heap may grow this many percent over what is live before a collection.")
 	fs.IntVar(&o.WatchHistory, "watch-history", o.WatchHistory, "Changes kept for watches resuming from a resourceVersion; older ones get 410 Gone and list again.")
 }
 
@@ -125,6 +129,9 @@ func (o *ServeOptions) Validate() error {
 	}
 	if o.WatchHistory < 1 {
 		errs = append(errs, fmt.Errorf("--watch-history must be positive, got %d", o.WatchHistory))
+	}
+	if o.GCPercent < 1 {
+		errs = append(errs, fmt.Errorf("--gc-percent must be positive, got %d", o.GCPercent))
 	}
 	if err := validateMemoryLimit(o.MemoryLimit); err != nil {
 		errs = append(errs, err)

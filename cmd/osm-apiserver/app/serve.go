@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,7 @@ Kubernetes aggregation layer.`,
 
 func runServe(cmd *cobra.Command, o *ServeOptions) error {
 	ctx := cmd.Context()
+	applyGCPercent(o.GCPercent, os.Getenv)
 	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
 		return err
 	}

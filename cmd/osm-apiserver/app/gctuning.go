@@ -13,6 +13,22 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// defaultGCPercent is the default of --gc-percent. Go's 100 lets the heap grow
+// to twice what is live before collecting; most of what is live here is
+// long-lived caches (informers, renders), so the headroom is mostly garbage
+// from syncing and serving. 50 cuts the RSS at 1,000 MachineDeployments by ~20
+// MB at no measurable cost in sync time (docs/benchmarks.md).
+const defaultGCPercent = 50
+
+// applyGCPercent sets the garbage collector's target from --gc-percent unless
+// GOGC is set, which wins.
+func applyGCPercent(percent int, getenv func(string) string) {
+	if getenv("GOGC") != "" {
+		return
+	}
+	debug.SetGCPercent(percent)
+}
+
 // memoryLimitAuto is the default of --memory-limit.
 const memoryLimitAuto = "auto"
 

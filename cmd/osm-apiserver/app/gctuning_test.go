@@ -2,8 +2,21 @@ package app
 
 import (
 	"errors"
+	"runtime/debug"
 	"testing"
 )
+
+func TestApplyGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	applyGCPercent(30, func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != 30 {
+		t.Errorf("without GOGC: %d, want 30", got)
+	}
+	applyGCPercent(30, func(string) string { return "200" })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC set: the flag changed the target to %d", got)
+	}
+}
 
 func TestMemoryLimit(t *testing.T) {
 	tests := []struct {

@@ -45,6 +45,9 @@ func TestEntryConfigRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, cfg) || e.CloudProvider != "aws" {
 		t.Errorf("config came back as %+v (cloud %q)", got, e.CloudProvider)
 	}
+	if again, err := e.Config(); err != nil || again != got {
+		t.Errorf("second read decoded again (%v)", err)
+	}
 
 	failed := NewFailed(osm.ProfileReference{Name: "osp-x"}, &osm.OperatingSystemConfigSpec{OSName: "flatcar"}, errors.New("osp-x: template: line 1: unclosed action"))
 	if got, err := failed.Config(); err != nil || got.OSName != "flatcar" || failed.Err == nil {

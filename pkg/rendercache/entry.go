@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
+	"sync"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
@@ -30,11 +30,13 @@ type Entry struct {
 	// config holds at most what the MachineDeployment asked for.
 	Err error
 
-	config []byte // packed JSON of an osm.OperatingSystemConfigSpec
-	// unpacked memoizes Config: the syncer never reads the config, so entries
-	// only it used stay small, while the API, once it has served an entry,
-	// serves it again without decoding.
-	unpacked atomic.Pointer[osm.OperatingSystemConfigSpec]
+	// The config is packed until the API first serves it, then kept unpacked
+	// (and the packed copy dropped): the syncer never reads the config, so
+	// entries only it used stay small, while the API serves an entry again
+	// without decoding.
+	mu       sync.Mutex
+	config   []byte // packed JSON of an osm.OperatingSystemConfigSpec
+	unpacked *osm.OperatingSystemConfigSpec
 }
 
 // NewEntry returns the entry of a successful render. cfg must have its
@@ -72,23 +74,22 @@ func (e *Entry) setConfig(cfg *osm.OperatingSystemConfigSpec) error {
 // Config returns the rendered config, with secrets redacted; it is empty when
 // the entry has none. The result is shared and must be treated as read-only.
 func (e *Entry) Config() (*osm.OperatingSystemConfigSpec, error) {
-	if cfg := e.unpacked.Load(); cfg != nil {
-		return cfg, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.unpacked != nil {
+		return e.unpacked, nil
 	}
 	cfg := &osm.OperatingSystemConfigSpec{}
-	if e.config == nil {
-		e.unpacked.Store(cfg)
-		return cfg, nil
+	if e.config != nil {
+		data, err := unpack(e.config)
+		if err != nil {
+			return nil, fmt.Errorf("failed to unpack the rendered config: %w", err)
+		}
+		if err := json.Unmarshal(data, cfg); err != nil {
+			return nil, fmt.Errorf("failed to decode the rendered config: %w", err)
+		}
 	}
-	data, err := unpack(e.config)
-	if err != nil {
-		return nil, fmt.Errorf("failed to unpack the rendered config: %w", err)
-	}
-	if err := json.Unmarshal(data, cfg); err != nil {
-		return nil, fmt.Errorf("failed to decode the rendered config: %w", err)
-	}
-	// Concurrent first reads may both decode; either result is the same.
-	e.unpacked.Store(cfg)
+	e.unpacked, e.config = cfg, nil
 	return cfg, nil
 }
 

@@ -24,6 +24,7 @@ func TestNewMDIsPendingNotFailed(t *testing.T) {
 
 	const want = "waiting for the syncer to create tokens"
 	deadline := time.Now().Add(time.Minute)
+	pending := 0
 	for {
 		osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(ns).Get(ctx, "fresh", metav1.GetOptions{})
 		switch {
@@ -38,7 +39,9 @@ func TestNewMDIsPendingNotFailed(t *testing.T) {
 				t.Errorf("status.pending %q, want %q", osc.Status.Pending, want)
 			}
 			checkPendingPayload(t, ns, want)
+			pending++
 		case osc.Status.ProvisioningPayloadSize > 0:
+			t.Logf("rendered after %d Pending reads", pending)
 			return
 		}
 		if time.Now().After(deadline) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,20 +24,12 @@ func ClusterInfo(ctx context.Context, flags *options.ClusterFlags, client kubern
 	if flags.ClusterInfoKubeconfig != "" {
 		return flags.ClusterInfo()
 	}
-	var c render.ClusterInfo
-	var err error
-	c.ServerURL, c.CACert, err = discoverCluster(ctx, client, config)
+	c, err := flags.Credentials()
 	if err != nil {
 		return c, err
 	}
-	c.BootstrapToken, c.CloudInitGetterToken = flags.BootstrapToken, flags.CloudInitGetterToken
-	if c.KubernetesCACert, err = readPEM("--kubernetes-ca-bundle", flags.KubernetesCABundle); err != nil {
-		return c, err
-	}
-	if c.HostCACert, err = readPEM("--host-ca-bundle", flags.HostCABundle); err != nil {
-		return c, err
-	}
-	return c, nil
+	c.ServerURL, c.CACert, err = discoverCluster(ctx, client, config)
+	return c, err
 }
 
 func discoverCluster(ctx context.Context, client kubernetes.Interface, config *rest.Config) (server, ca string, err error) {
@@ -65,18 +56,4 @@ func discoverCluster(ctx context.Context, client kubernetes.Interface, config *r
 		return "", "", errors.New("no CA for nodes: set --cluster-info-kubeconfig, publish kube-public/cluster-info, or use a kubeconfig with a CA")
 	}
 	return config.Host, string(caData), nil
-}
-
-func readPEM(flag, path string) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", flag, err)
-	}
-	if !strings.Contains(string(data), "-----BEGIN") {
-		return "", fmt.Errorf("%s %s: no PEM block", flag, path)
-	}
-	return string(data), nil
 }

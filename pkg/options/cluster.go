@@ -33,17 +33,27 @@ func (f *ClusterFlags) AddFlags(fs *pflag.FlagSet) {
 // ClusterInfo reads the files the flags name and checks the tokens' form.
 // --cluster-info-kubeconfig is required; the tokens are checked when set.
 func (f *ClusterFlags) ClusterInfo() (render.ClusterInfo, error) {
-	var c render.ClusterInfo
 	if f.ClusterInfoKubeconfig == "" {
-		return c, errors.New("--cluster-info-kubeconfig is required")
+		return render.ClusterInfo{}, errors.New("--cluster-info-kubeconfig is required")
 	}
 	data, err := os.ReadFile(f.ClusterInfoKubeconfig)
 	if err != nil {
-		return c, fmt.Errorf("--cluster-info-kubeconfig: %w", err)
+		return render.ClusterInfo{}, fmt.Errorf("--cluster-info-kubeconfig: %w", err)
 	}
-	if c.ServerURL, c.CACert, err = ServerAndCA(data); err != nil {
-		return c, fmt.Errorf("--cluster-info-kubeconfig %s: %w", f.ClusterInfoKubeconfig, err)
+	server, ca, err := ServerAndCA(data)
+	if err != nil {
+		return render.ClusterInfo{}, fmt.Errorf("--cluster-info-kubeconfig %s: %w", f.ClusterInfoKubeconfig, err)
 	}
+	c, err := f.Credentials()
+	c.ServerURL, c.CACert = server, ca
+	return c, err
+}
+
+// Credentials reads everything but the API server's URL and CA: the tokens
+// (checked when set) and the CA bundles. The server uses it when it finds the
+// URL and CA in the cluster instead of in --cluster-info-kubeconfig.
+func (f *ClusterFlags) Credentials() (render.ClusterInfo, error) {
+	var c render.ClusterInfo
 	if f.BootstrapToken != "" {
 		if id, secret, ok := strings.Cut(f.BootstrapToken, "."); !ok || id == "" || secret == "" {
 			return c, errors.New("--bootstrap-token: not of the form ID.SECRET")
@@ -51,6 +61,7 @@ func (f *ClusterFlags) ClusterInfo() (render.ClusterInfo, error) {
 	}
 	c.BootstrapToken = f.BootstrapToken
 	c.CloudInitGetterToken = f.CloudInitGetterToken
+	var err error
 	if c.KubernetesCACert, err = readPEM("--kubernetes-ca-bundle", f.KubernetesCABundle); err != nil {
 		return c, err
 	}

@@ -60,3 +60,15 @@ clusters:
 		})
 	}
 }
+
+// The server reads the credentials without a cluster-info kubeconfig (it finds
+// the URL and CA in the cluster); they are checked the same way.
+func TestCredentialsWithoutClusterInfo(t *testing.T) {
+	c, err := (&ClusterFlags{BootstrapToken: "abcdef.0123456789abcdef", CloudInitGetterToken: "tok"}).Credentials()
+	if err != nil || c.BootstrapToken != "abcdef.0123456789abcdef" || c.CloudInitGetterToken != "tok" || c.ServerURL != "" {
+		t.Errorf("Credentials() = %+v, %v", c, err)
+	}
+	if _, err := (&ClusterFlags{BootstrapToken: "abcdef"}).Credentials(); err == nil || err.Error() != "--bootstrap-token: not of the form ID.SECRET" {
+		t.Errorf("bad token: error %v", err)
+	}
+}

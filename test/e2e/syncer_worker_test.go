@@ -25,9 +25,6 @@ import (
 // script, in a directory of its own) as the worker cluster: MachineDeployments,
 // Secrets, tokens and RBAC live there, profiles in the test cluster.
 func TestSyncerManagementWorkerMode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a second kube-apiserver and etcd")
-	}
 	worker, workerKube, workerDyn := startWorkerCluster(t)
 	ns := "syncer-worker"
 	if _, err := workerKube.CoreV1().Namespaces().Create(context.Background(),

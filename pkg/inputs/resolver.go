@@ -7,6 +7,7 @@ package inputs
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -29,9 +30,10 @@ type Config struct {
 	Namespace string
 	// Profiles lists OperatingSystemProfiles.
 	Profiles osplisters.OperatingSystemProfileLister
-	// Cluster is the cluster nodes join; its tokens are ignored in favour of Credentials.
+	// Cluster is the cluster nodes join at start, until SetFacts; its tokens
+	// are ignored in favour of Credentials.
 	Cluster render.ClusterInfo
-	// Node are the node options from the flags.
+	// Node are the node options at start, until SetFacts.
 	Node render.NodeOptions
 	// Credentials supplies each MD's tokens.
 	Credentials CredentialSource
@@ -43,24 +45,19 @@ type Config struct {
 // Resolver renders MDs through the render cache. It implements
 // registry.Renderer.
 type Resolver struct {
-	cfg     Config
-	options string // hash of the cluster facts and node options
-	hashes  *mdHashes
+	cfg    Config
+	facts  atomic.Pointer[facts] // swapped whole by SetFacts
+	hashes *mdHashes
 }
 
 // New returns a Resolver.
 func New(cfg Config) (*Resolver, error) {
-	cluster := cfg.Cluster
-	cluster.BootstrapToken, cluster.CloudInitGetterToken = "", ""
-	options, err := hashJSON(struct {
-		Cluster render.ClusterInfo
-		Node    render.NodeOptions
-	}{cluster, cfg.Node})
-	if err != nil {
-		return nil, fmt.Errorf("failed to hash the render options: %w", err)
-	}
 	// One hash per MD, as many as the render cache holds renders.
-	return &Resolver{cfg: cfg, options: options, hashes: newMDHashes(cfg.Cache.Size())}, nil
+	r := &Resolver{cfg: cfg, hashes: newMDHashes(cfg.Cache.Size())}
+	if _, err := r.SetFacts(Facts{Cluster: cfg.Cluster, Node: cfg.Node}); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Render returns md's rendered output. Failures that belong to the MD — its
@@ -90,17 +87,19 @@ func (r *Resolver) Render(ctx context.Context, md *clusterv1alpha1.MachineDeploy
 	if err != nil {
 		return &rendercache.Entry{Profile: profile, Err: err}
 	}
-	key := cacheKey(md, mdHash, osp, r.options, creds.Version)
+	// One load: the key and the render must be of the same facts.
+	f := r.facts.Load()
+	key := cacheKey(md, mdHash, osp, f.hash, creds.Version)
 	return r.cfg.Cache.Get(key, func() *rendercache.Entry {
-		cluster := r.cfg.Cluster
+		cluster := f.Cluster
 		cluster.BootstrapToken, cluster.CloudInitGetterToken = creds.BootstrapToken, creds.CloudInitGetterToken
-		res, err := r.cfg.Renderer.Render(render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: r.cfg.Node})
+		res, err := r.cfg.Renderer.Render(render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node})
 		if err != nil {
 			// Say what the MD asked for even though the render failed.
 			return rendercache.NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, err)
 		}
 		cfg := res.Config.DeepCopy()
-		redact(cfg, secrets(creds, r.cfg.Node))
+		redact(cfg, secrets(creds, f.Node))
 		entry, err := newEntry(profile, cfg, res)
 		if err != nil {
 			return rendercache.NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))

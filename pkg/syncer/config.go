@@ -54,6 +54,10 @@ type Config struct {
 	// Triggers are informers of inputs shared by all MachineDeployments (the
 	// cluster CA, ...): any change of theirs re-syncs every MachineDeployment.
 	Triggers []cache.SharedInformer
+	// Refresh re-syncs every MachineDeployment on each receive: the render
+	// inputs shared by all of them (cluster CA, registry credentials) changed.
+	// Nil never fires.
+	Refresh <-chan struct{}
 	// Recorder records Events on MachineDeployments; one on Client if nil.
 	Recorder record.EventRecorder
 	// ProfileNamespace is where an OSP is looked up when the MachineDeployment

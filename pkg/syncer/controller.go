@@ -97,6 +97,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		go wait.UntilWithContext(ctx, c.runWorker, time.Second)
 	}
 	go wait.UntilWithContext(ctx, c.resync, c.cfg.ResyncPeriod)
+	go c.refreshOn(ctx, c.cfg.Refresh)
 	go wait.UntilWithContext(ctx, func(context.Context) { queueDepth.Set(float64(c.queue.Len())) }, time.Second)
 	<-ctx.Done()
 	logger.Info("Stopping syncer")
@@ -141,6 +142,18 @@ func (c *Controller) enqueue(ref mdref.Ref) {
 func (c *Controller) enqueueAll() {
 	for _, key := range c.cfg.MachineDeployments.GetIndexer().ListKeys() {
 		c.queue.Add(key)
+	}
+}
+
+// refreshOn enqueues every MachineDeployment each time ch fires, until ctx ends.
+func (c *Controller) refreshOn(ctx context.Context, ch <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+			c.enqueueAll()
+		}
 	}
 }
 

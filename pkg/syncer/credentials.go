@@ -64,3 +64,12 @@ func (s StaticCluster) Cluster() (bootstraptoken.Cluster, error) {
 	}
 	return bootstraptoken.Cluster{ServerURL: s.ServerURL, CACert: []byte(s.CACert)}, nil
 }
+
+// ClusterFunc is a ClusterSource for cluster facts that change at run time:
+// it returns the facts renders use now.
+type ClusterFunc func() render.ClusterInfo
+
+// Cluster implements ClusterSource.
+func (f ClusterFunc) Cluster() (bootstraptoken.Cluster, error) {
+	return StaticCluster(f()).Cluster()
+}

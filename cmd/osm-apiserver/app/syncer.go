@@ -10,6 +10,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apiserver"
 	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
@@ -49,9 +50,11 @@ func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, newServer func(*apiserv
 	}
 	secrets := syncer.NewSecretInformers(workerClient, 0)
 	cfg.ExtraConfig.Credentials = syncer.NewCredentialSource(secrets)
-	cluster := cfg.ExtraConfig.Cluster
-
 	server, err := newServer(cfg) // cfg.Complete().New()
+	if err != nil {
+		return nil, err
+	}
+	refresh, err := o.watchFacts(server, workerClient, worker)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +80,8 @@ func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, newServer func(*apiserv
 			Profiles:           server.Profiles.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles().Informer(),
 			Secrets:            secrets,
 			Renderer:           server.Resolver,
-			Cluster:            syncer.StaticCluster(cluster),
+			Cluster:            syncer.ClusterFunc(func() render.ClusterInfo { return server.Resolver.Facts().Cluster }),
+			Refresh:            refresh,
 			ProfileNamespace:   namespace,
 		}
 		opts.ApplyTo(&sc)

@@ -16,9 +16,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -43,6 +45,21 @@ func TestSyncerReRendersOnClusterCARotation(t *testing.T) {
 	payloadSecret(t, ns, "rotated", "provisioning", withCA(t, oldCA))
 	kubeletKubeconfig(t, ns, "rotated", oldCA)
 	mdVersion := mdResourceVersion(t, ns, "rotated")
+	// API watchers hear of the change too, though no MD or profile changed.
+	oscs := env.osm.OsmV1alpha1().OperatingSystemConfigs(ns)
+	eventually(t, 30*time.Second, func() error {
+		_, err := oscs.Get(context.Background(), "rotated", metav1.GetOptions{})
+		return err
+	})
+	list, err := oscs.List(testContext(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := oscs.Watch(testContext(t), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 
 	newCA := selfSignedCA(t)
 	setClusterInfoCA(t, newCA)
@@ -53,6 +70,9 @@ func TestSyncerReRendersOnClusterCARotation(t *testing.T) {
 		kubeletKubeconfig(t, ns, "rotated", oldCA)
 	})
 
+	waitForEvents(t, w, watch.Modified, map[string]func(*osmv1alpha1.OperatingSystemConfig) bool{
+		"rotated": func(o *osmv1alpha1.OperatingSystemConfig) bool { return oscCA(o) == newCA },
+	})
 	payloadSecret(t, ns, "rotated", "provisioning", withCA(t, newCA))
 	kubeletKubeconfig(t, ns, "rotated", newCA)
 	if got := mdResourceVersion(t, ns, "rotated"); got != mdVersion {
@@ -69,6 +89,15 @@ func withCA(t *testing.T, ca string) func(*corev1.Secret) error {
 		}
 		return nil
 	}
+}
+
+func oscCA(o *osmv1alpha1.OperatingSystemConfig) string {
+	for _, f := range o.Spec.ProvisioningConfig.Files {
+		if f.Path == caFile && f.Content.Inline != nil {
+			return f.Content.Inline.Data
+		}
+	}
+	return ""
 }
 
 // kubeletKubeconfig waits for the MD's kubelet bootstrap kubeconfig to trust ca.

@@ -118,8 +118,11 @@ clusters:
 				Resolver: r,
 				Compute: func() (Facts, error) {
 					f := r.Facts()
-					f.Cluster, computeErr = ClusterInfoFrom(&options.ClusterFlags{}, tt.cm, &rest.Config{Host: "https://127.0.0.1:6443"})
-					return f, computeErr
+					c, err := ClusterInfoFrom(&options.ClusterFlags{}, tt.cm, &rest.Config{Host: "https://127.0.0.1:6443"})
+					if computeErr = err; err == nil {
+						f.Cluster = c
+					}
+					return f, err
 				},
 				OnChange: func() { changes++ },
 			}

@@ -8,10 +8,12 @@ import (
 
 // Refresher keeps a Resolver's facts current: Refresh recomputes them and, if
 // they changed, swaps them in and tells OnChange, so that everything rendered
-// from them is rendered again. Bad new facts keep the last good ones.
+// from them is rendered again. Bad new values keep the last good ones.
 type Refresher struct {
 	Resolver *Resolver
-	// Compute reads the facts from where they live now (informer caches).
+	// Compute reads the facts from where they live now (informer caches). A
+	// part it cannot read keeps its current value, and err says why; the
+	// other parts still apply.
 	Compute func() (Facts, error)
 	// OnChange runs after new facts are swapped in.
 	OnChange func()
@@ -26,8 +28,7 @@ func (r *Refresher) Refresh() {
 	defer r.mu.Unlock()
 	f, err := r.Compute()
 	if err != nil {
-		klog.ErrorS(err, "Keeping the last good cluster facts and node options")
-		return
+		klog.ErrorS(err, "Keeping the last good cluster facts or node options")
 	}
 	changed, err := r.Resolver.SetFacts(f)
 	if err != nil {

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -19,16 +22,40 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
-// watchFacts keeps the server's cluster facts and node options current: it
-// watches kube-public/cluster-info (unless --cluster-info-kubeconfig) and the
-// --node-registry-credentials-secret in the worker cluster, and on a change
-// swaps the new facts into the resolver, tells API watchers that every MD's
-// output changed and fires the returned channel for the syncer. Nil if there
-// is nothing to watch.
+// watchFacts keeps the server's cluster facts and node options current (see
+// factsWatch) and returns the channel that tells the syncer; nil if there is
+// nothing to watch.
 func (o *ServeOptions) watchFacts(server *apiserver.Server, client kubernetes.Interface, worker *rest.Config) (<-chan struct{}, error) {
+	w, err := o.newFactsWatch(server.Resolver, func() {
+		if err := server.Feed.TouchAll(server.Lister); err != nil {
+			klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
+		}
+	}, client, worker)
+	if w == nil || err != nil {
+		return nil, err
+	}
+	server.GenericAPIServer.AddPostStartHookOrDie("start-osm-facts-watch", func(ctx genericapiserver.PostStartHookContext) error {
+		w.start(ctx)
+		return nil
+	})
+	return w.changed, nil
+}
+
+// factsWatch watches kube-public/cluster-info (unless --cluster-info-kubeconfig)
+// and the --node-registry-credentials-secret in the worker cluster; on a change
+// it swaps the new facts into the resolver, calls touch (API watchers) and
+// fires changed (the syncer).
+type factsWatch struct {
+	informers []cache.SharedIndexInformer
+	refresher *inputs.Refresher
+	changed   chan struct{}
+}
+
+// newFactsWatch returns nil if there is nothing to watch.
+func (o *ServeOptions) newFactsWatch(resolver *inputs.Resolver, touch func(), client kubernetes.Interface, worker *rest.Config) (*factsWatch, error) {
 	var clusterInfo, registrySecret cache.SharedIndexInformer
 	if o.Cluster.ClusterInfoKubeconfig == "" {
-		clusterInfo = namedInformer(client, "configmaps", &corev1.ConfigMap{}, metav1.NamespacePublic, inputs.ClusterInfoName)
+		clusterInfo = named(client, metav1.NamespacePublic, inputs.ClusterInfoName).Core().V1().ConfigMaps().Informer()
 	}
 	var secretKey string
 	if o.Node.RegistryCredentialsSecret != "" && !o.Node.RegistryCredentialsFromFile {
@@ -36,76 +63,82 @@ func (o *ServeOptions) watchFacts(server *apiserver.Server, client kubernetes.In
 		if err != nil {
 			return nil, err
 		}
-		registrySecret = namedInformer(client, "secrets", &corev1.Secret{}, namespace, name)
+		registrySecret = named(client, namespace, name).Core().V1().Secrets().Informer()
 		secretKey = namespace + "/" + name
 	}
-	informers := nonNil(clusterInfo, registrySecret)
-	if len(informers) == 0 {
+	w := &factsWatch{informers: nonNil(clusterInfo, registrySecret), changed: make(chan struct{}, 1)}
+	if len(w.informers) == 0 {
 		return nil, nil
 	}
-	changed := make(chan struct{}, 1)
-	refresher := &inputs.Refresher{
-		Resolver: server.Resolver,
+	w.refresher = &inputs.Refresher{
+		Resolver: resolver,
 		Compute: func() (inputs.Facts, error) {
-			f := server.Resolver.Facts()
-			var err error
+			// Each part keeps its last good value on its own.
+			f := resolver.Facts()
+			var errs []error
 			if clusterInfo != nil {
 				cm, _ := stored[*corev1.ConfigMap](clusterInfo, metav1.NamespacePublic+"/"+inputs.ClusterInfoName)
-				if f.Cluster, err = inputs.ClusterInfoFrom(o.Cluster, cm, worker); err != nil {
-					return f, err
+				if c, err := inputs.ClusterInfoFrom(o.Cluster, cm, worker); err != nil {
+					errs = append(errs, err)
+				} else {
+					f.Cluster = c
 				}
 			}
 			if registrySecret != nil {
-				f.Node, err = o.registryNodeOptions(registrySecret, secretKey)
+				if n, err := o.registryNodeOptions(registrySecret, secretKey); err != nil {
+					errs = append(errs, err)
+				} else {
+					f.Node = n
+				}
 			}
-			return f, err
+			return f, errors.Join(errs...)
 		},
 		OnChange: func() {
-			if err := server.Feed.TouchAll(server.Lister); err != nil {
-				klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
-			}
+			touch()
 			select {
-			case changed <- struct{}{}:
+			case w.changed <- struct{}{}:
 			default: // one pending signal re-syncs everything already
 			}
 		},
 	}
-	synced := func() bool {
-		for _, i := range informers {
-			if !i.HasSynced() {
-				return false
-			}
-		}
-		return true
-	}
 	// Before every informer synced, a missing object only means not listed yet.
 	refresh := func(any) {
-		if synced() {
-			refresher.Refresh()
+		if w.synced() {
+			w.refresher.Refresh()
 		}
 	}
-	for _, i := range informers {
+	for _, i := range w.informers {
 		if _, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc: refresh, UpdateFunc: func(_, cur any) { refresh(cur) }, DeleteFunc: refresh,
 		}); err != nil {
 			return nil, err
 		}
 	}
-	server.GenericAPIServer.AddPostStartHookOrDie("start-osm-facts-watch", func(ctx genericapiserver.PostStartHookContext) error {
-		syncs := make([]cache.InformerSynced, 0, len(informers))
-		for _, i := range informers {
-			go i.RunWithContext(ctx)
-			syncs = append(syncs, i.HasSynced)
+	return w, nil
+}
+
+// start runs the informers until ctx ends and refreshes once they synced,
+// catching changes between the reads at start and the informers' lists.
+func (w *factsWatch) start(ctx context.Context) {
+	syncs := make([]cache.InformerSynced, 0, len(w.informers))
+	for _, i := range w.informers {
+		go i.RunWithContext(ctx)
+		syncs = append(syncs, i.HasSynced)
+	}
+	go func() {
+		if cache.WaitForNamedCacheSync("osm-facts", ctx.Done(), syncs...) {
+			w.refresher.Refresh()
 		}
-		go func() {
-			// Catch changes between the reads at start and the informers' lists.
-			if cache.WaitForNamedCacheSync("osm-facts", ctx.Done(), syncs...) {
-				refresher.Refresh()
-			}
-		}()
-		return nil
-	})
-	return changed, nil
+	}()
+}
+
+func (w *factsWatch) synced() bool {
+	for _, i := range w.informers {
+		if !i.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 // registryNodeOptions returns the node options of the flags with the registry
@@ -125,10 +158,11 @@ func (o *ServeOptions) registryNodeOptions(informer cache.SharedIndexInformer, k
 	return node, nil
 }
 
-// namedInformer watches the one object namespace/name.
-func namedInformer(client kubernetes.Interface, resource string, obj runtime.Object, namespace, name string) cache.SharedIndexInformer {
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), resource, namespace, fields.OneTermEqualSelector("metadata.name", name))
-	return cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
+// named returns informers of the one object namespace/name.
+func named(client kubernetes.Interface, namespace, name string) informers.SharedInformerFactory {
+	selector := fields.OneTermEqualSelector("metadata.name", name).String()
+	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
 }
 
 func stored[T runtime.Object](informer cache.SharedIndexInformer, key string) (T, bool) {

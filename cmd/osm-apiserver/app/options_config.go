@@ -20,19 +20,32 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
-// Config builds the server's configuration. It reads the clusters: the
-// cluster-info ConfigMap and the registry credentials Secret, if named.
-func (o *ServeOptions) Config(ctx context.Context) (*apiserver.Config, error) {
+// clusters are the REST configs of the management cluster (--kubeconfig:
+// profiles, the APIService, the Lease) and of the worker cluster
+// (--worker-cluster-kubeconfig: MDs, Secrets, tokens; the same cluster without
+// the flag). Loaded once, shared by the API server and the syncer.
+type clusters struct {
+	management, worker *rest.Config
+}
+
+func (o *ServeOptions) clusters() (clusters, error) {
 	management, err := restConfig(o.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
+		return clusters{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	worker := management
 	if o.WorkerClusterKubeconfig != "" {
 		if worker, err = restConfig(o.WorkerClusterKubeconfig); err != nil {
-			return nil, fmt.Errorf("--worker-cluster-kubeconfig: %w", err)
+			return clusters{}, fmt.Errorf("--worker-cluster-kubeconfig: %w", err)
 		}
 	}
+	return clusters{management: management, worker: worker}, nil
+}
+
+// Config builds the server's configuration. It reads the clusters: the
+// cluster-info ConfigMap and the registry credentials Secret, if named.
+func (o *ServeOptions) Config(ctx context.Context, c clusters) (*apiserver.Config, error) {
+	management, worker := c.management, c.worker
 	generic, err := o.genericConfig()
 	if err != nil {
 		return nil, err

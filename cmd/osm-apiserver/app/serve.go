@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/apiserver"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 )
@@ -44,11 +43,15 @@ func runServe(cmd *cobra.Command, o *ServeOptions) error {
 	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
 		return err
 	}
-	cfg, err := o.Config(ctx)
+	c, err := o.clusters()
 	if err != nil {
 		return err
 	}
-	server, err := o.wireSyncer(cfg, func(cfg *apiserver.Config) (*apiserver.Server, error) { return cfg.Complete().New() })
+	cfg, err := o.Config(ctx, c)
+	if err != nil {
+		return err
+	}
+	server, err := o.wireSyncer(cfg, c)
 	if err != nil {
 		return fmt.Errorf("failed to create the server: %w", err)
 	}

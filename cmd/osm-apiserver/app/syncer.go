@@ -9,29 +9,19 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apiserver"
 	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
-	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
-// wireSyncer builds the server with newServer and starts the syncer beside it:
+// wireSyncer builds the server from cfg and starts the syncer beside it:
 // before New, the Secret informers and the per-MD credential source (every
 // replica serves the tokens the leader keeps); after New, a post-start hook
 // that starts those informers and runs the leader-elected syncer. MDs,
 // Secrets, tokens, RBAC and Events go to the worker cluster; profiles and the
 // Lease stay in the management cluster.
-func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, newServer func(*apiserver.Config) (*apiserver.Server, error)) (*apiserver.Server, error) {
+func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, c clusters) (*apiserver.Server, error) {
 	opts, namespace, disableDefaultOSPs := o.Syncer, o.Namespace, o.DisableDefaultOSPs
-	management, err := restConfig(o.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	worker := management
-	if o.WorkerClusterKubeconfig != "" {
-		if worker, err = restConfig(o.WorkerClusterKubeconfig); err != nil {
-			return nil, err
-		}
-	}
+	management, worker := c.management, c.worker
 	// ~7 writes per new MachineDeployment: client-go's default 5 QPS would
 	// take half an hour for 1,000.
 	workerCfg := rest.CopyConfig(worker)
@@ -44,13 +34,9 @@ func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, newServer func(*apiserv
 	if err != nil {
 		return nil, err
 	}
-	profilesClient, err := versioned.NewForConfig(management)
-	if err != nil {
-		return nil, err
-	}
 	secrets := syncer.NewSecretInformers(workerClient, 0)
 	cfg.ExtraConfig.Credentials = syncer.NewCredentialSource(secrets)
-	server, err := newServer(cfg) // cfg.Complete().New()
+	server, err := cfg.Complete().New()
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +54,7 @@ func (o *ServeOptions) wireSyncer(cfg *apiserver.Config, newServer func(*apiserv
 	}
 	var installer *defaultosps.Installer
 	if !disableDefaultOSPs {
-		if installer, err = defaultosps.NewInstaller(profilesClient.OperatingsystemmanagerV1alpha1(), namespace); err != nil {
+		if installer, err = defaultosps.NewInstaller(cfg.ExtraConfig.Profiles.OperatingsystemmanagerV1alpha1(), namespace); err != nil {
 			return nil, err
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // Installer writes the default profiles into Namespace.
@@ -61,7 +61,7 @@ func (i *Installer) install(ctx context.Context, p *ospv1alpha1.OperatingSystemP
 	if want.Labels == nil {
 		want.Labels = map[string]string{}
 	}
-	want.Labels[mdref.ManagedByLabel] = mdref.ManagedByValue
+	want.Labels[machinecontroller.ManagedByLabel] = machinecontroller.ManagedByValue
 
 	profiles := i.Client.OperatingSystemProfiles(i.Namespace)
 	got, err := profiles.Get(ctx, want.Name, metav1.GetOptions{})
@@ -75,7 +75,7 @@ func (i *Installer) install(ctx context.Context, p *ospv1alpha1.OperatingSystemP
 	if err != nil {
 		return wrap(err, "get", want)
 	}
-	if got.Labels[mdref.ManagedByLabel] != mdref.ManagedByValue {
+	if got.Labels[machinecontroller.ManagedByLabel] != machinecontroller.ManagedByValue {
 		klog.FromContext(ctx).Info("Leaving user's OperatingSystemProfile alone", "profile", klog.KObj(got))
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/fake"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 func osp(name, version string, ours bool) *ospv1alpha1.OperatingSystemProfile {
@@ -18,7 +18,7 @@ func osp(name, version string, ours bool) *ospv1alpha1.OperatingSystemProfile {
 		Spec:       ospv1alpha1.OperatingSystemProfileSpec{OSName: "ubuntu", OSVersion: "24.04", Version: version},
 	}
 	if ours {
-		p.Labels = map[string]string{mdref.ManagedByLabel: mdref.ManagedByValue}
+		p.Labels = map[string]string{machinecontroller.ManagedByLabel: machinecontroller.ManagedByValue}
 	}
 	return p
 }

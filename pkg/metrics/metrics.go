@@ -1,13 +1,17 @@
-// Package metrics holds the Prometheus metrics of osm-apiserver. They are
-// registered in the component-base legacy registry, which the generic API
-// server serves on /metrics.
+// Package metrics holds every Prometheus metric of osm-apiserver, under one
+// prefix, osm_apiserver_. They are registered in the component-base legacy
+// registry, which the generic API server serves on /metrics, by Register.
 package metrics
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+	// Registers client-go's workqueue metrics (depth, adds, latency, retries),
+	// labelled with the queue's name.
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 )
 
 const namespace = "osm_apiserver"
@@ -33,8 +37,8 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
-	// CacheHits counts render cache lookups that found a current result.
-	CacheHits = metrics.NewCounter(&metrics.CounterOpts{
+	// RenderCacheHits counts render cache lookups that found a current result.
+	RenderCacheHits = metrics.NewCounter(&metrics.CounterOpts{
 		Namespace:      namespace,
 		Subsystem:      "render_cache",
 		Name:           "hits_total",
@@ -42,8 +46,8 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
-	// CacheMisses counts render cache lookups that had to render.
-	CacheMisses = metrics.NewCounter(&metrics.CounterOpts{
+	// RenderCacheMisses counts render cache lookups that had to render.
+	RenderCacheMisses = metrics.NewCounter(&metrics.CounterOpts{
 		Namespace:      namespace,
 		Subsystem:      "render_cache",
 		Name:           "misses_total",
@@ -51,8 +55,8 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
-	// CacheEntries is the number of results held in the render cache.
-	CacheEntries = metrics.NewGauge(&metrics.GaugeOpts{
+	// RenderCacheEntries is the number of results held in the render cache.
+	RenderCacheEntries = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace:      namespace,
 		Subsystem:      "render_cache",
 		Name:           "entries",
@@ -68,6 +72,34 @@ var (
 		Help:           "Watch events sent to clients, by resource and event type.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"resource", "type"})
+
+	// SyncerQueueDepth is the number of MachineDeployments waiting to be synced.
+	SyncerQueueDepth = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace:      namespace,
+		Subsystem:      "syncer",
+		Name:           "queue_depth",
+		Help:           "Number of MachineDeployments waiting to be synced.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
+	// SyncDuration observes one sync of a MachineDeployment, by result.
+	SyncDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Namespace:      namespace,
+		Subsystem:      "syncer",
+		Name:           "sync_duration_seconds",
+		Help:           "Time to sync one MachineDeployment, by result.",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+
+	// SyncFailures counts failed syncs.
+	SyncFailures = metrics.NewCounter(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "syncer",
+		Name:           "sync_failures_total",
+		Help:           "Number of failed MachineDeployment syncs.",
+		StabilityLevel: metrics.ALPHA,
+	})
 )
 
 var registerOnce sync.Once
@@ -75,6 +107,17 @@ var registerOnce sync.Once
 // Register adds the metrics to the legacy registry. Safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(RenderDuration, RenderErrors, CacheHits, CacheMisses, CacheEntries, WatchEvents)
+		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries,
+			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures)
 	})
+}
+
+// ObserveSync records one sync that started at start and ended with err.
+func ObserveSync(start time.Time, err error) {
+	result := "success"
+	if err != nil {
+		result = "error"
+		SyncFailures.Inc()
+	}
+	SyncDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
 }

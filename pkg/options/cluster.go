@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
-// ClusterFlags say which cluster nodes join and with which tokens.
+// ClusterFlags say which cluster nodes join and, for `render`, with which tokens
+// (the server keeps tokens per MachineDeployment).
 type ClusterFlags struct {
 	ClusterInfoKubeconfig string
 	BootstrapToken        string
@@ -23,37 +24,30 @@ type ClusterFlags struct {
 
 // AddFlags registers the cluster flags on fs.
 func (f *ClusterFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.ClusterInfoKubeconfig, "cluster-info-kubeconfig", f.ClusterInfoKubeconfig, "Kubeconfig like kube-public/cluster-info: the API server URL and CA as nodes reach them.")
-	fs.StringVar(&f.BootstrapToken, "bootstrap-token", f.BootstrapToken, "Kubelet TLS-bootstrap token, ID.SECRET.")
-	fs.StringVar(&f.CloudInitGetterToken, "cloud-init-getter-token", f.CloudInitGetterToken, "Bearer token the bootstrap payload uses to fetch its provisioning Secret.")
+	fs.StringVar(&f.ClusterInfoKubeconfig, "cluster-info-kubeconfig", f.ClusterInfoKubeconfig, "Kubeconfig like kube-public/cluster-info: the API server URL and CA as nodes reach them. The server reads kube-public/cluster-info of the worker cluster when it is not set.")
 	fs.StringVar(&f.KubernetesCABundle, "kubernetes-ca-bundle", f.KubernetesCABundle, "PEM file written as the cluster CA on nodes; default: the CA of --cluster-info-kubeconfig.")
 	fs.StringVar(&f.HostCABundle, "host-ca-bundle", f.HostCABundle, "PEM file of extra CAs the nodes' hosts trust.")
 }
 
-// ClusterInfo reads the files the flags name and checks the tokens' form.
-// --cluster-info-kubeconfig is required; the tokens are checked when set.
-func (f *ClusterFlags) ClusterInfo() (render.ClusterInfo, error) {
-	if f.ClusterInfoKubeconfig == "" {
-		return render.ClusterInfo{}, errors.New("--cluster-info-kubeconfig is required")
-	}
-	data, err := os.ReadFile(f.ClusterInfoKubeconfig)
-	if err != nil {
-		return render.ClusterInfo{}, fmt.Errorf("--cluster-info-kubeconfig: %w", err)
-	}
-	server, ca, err := ServerAndCA(data)
-	if err != nil {
-		return render.ClusterInfo{}, fmt.Errorf("--cluster-info-kubeconfig %s: %w", f.ClusterInfoKubeconfig, err)
-	}
-	c, err := f.Credentials()
-	c.ServerURL, c.CACert = server, ca
-	return c, err
+// AddTokenFlags registers the token flags of `render` on fs.
+func (f *ClusterFlags) AddTokenFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.BootstrapToken, "bootstrap-token", f.BootstrapToken, "Kubelet TLS-bootstrap token, ID.SECRET.")
+	fs.StringVar(&f.CloudInitGetterToken, "cloud-init-getter-token", f.CloudInitGetterToken, "Bearer token the bootstrap payload uses to fetch its provisioning Secret.")
 }
 
-// Credentials reads everything but the API server's URL and CA: the tokens
-// (checked when set) and the CA bundles. The server uses it when it finds the
-// URL and CA in the cluster instead of in --cluster-info-kubeconfig.
-func (f *ClusterFlags) Credentials() (render.ClusterInfo, error) {
+// ClusterInfo reads the files the flags name and checks the tokens' form.
+// Without --cluster-info-kubeconfig the API server URL and CA stay empty.
+func (f *ClusterFlags) ClusterInfo() (render.ClusterInfo, error) {
 	var c render.ClusterInfo
+	if f.ClusterInfoKubeconfig != "" {
+		data, err := os.ReadFile(f.ClusterInfoKubeconfig)
+		if err != nil {
+			return c, fmt.Errorf("--cluster-info-kubeconfig: %w", err)
+		}
+		if c.ServerURL, c.CACert, err = facts.ServerAndCA(data); err != nil {
+			return c, fmt.Errorf("--cluster-info-kubeconfig %s: %w", f.ClusterInfoKubeconfig, err)
+		}
+	}
 	if f.BootstrapToken != "" {
 		if id, secret, ok := strings.Cut(f.BootstrapToken, "."); !ok || id == "" || secret == "" {
 			return c, errors.New("--bootstrap-token: not of the form ID.SECRET")
@@ -69,28 +63,6 @@ func (f *ClusterFlags) Credentials() (render.ClusterInfo, error) {
 		return c, err
 	}
 	return c, nil
-}
-
-// ServerAndCA returns the server URL and CA PEM of a cluster-info kubeconfig,
-// which holds exactly one cluster.
-func ServerAndCA(kubeconfig []byte) (server, caPEM string, err error) {
-	cfg, err := clientcmd.Load(kubeconfig)
-	if err != nil {
-		return "", "", fmt.Errorf("not a kubeconfig: %w", err)
-	}
-	if len(cfg.Clusters) != 1 {
-		return "", "", fmt.Errorf("want exactly one cluster, found %d", len(cfg.Clusters))
-	}
-	for _, cluster := range cfg.Clusters {
-		server, caPEM = cluster.Server, string(cluster.CertificateAuthorityData)
-	}
-	if server == "" {
-		return "", "", errors.New("the cluster has no server URL")
-	}
-	if caPEM == "" {
-		return "", "", errors.New("the cluster has no certificate-authority-data")
-	}
-	return server, caPEM, nil
 }
 
 func readPEM(flag, path string) (string, error) {

@@ -44,7 +44,6 @@ clusters:
 		modify func(f *ClusterFlags)
 		want   string
 	}{
-		{"no kubeconfig", func(f *ClusterFlags) { f.ClusterInfoKubeconfig = "" }, "--cluster-info-kubeconfig is required"},
 		{"kubeconfig without CA", func(f *ClusterFlags) { f.ClusterInfoKubeconfig = noCA }, "--cluster-info-kubeconfig " + noCA + ": the cluster has no certificate-authority-data"},
 		{"bad token", func(f *ClusterFlags) { f.BootstrapToken = "abcdef" }, "--bootstrap-token: not of the form ID.SECRET"},
 		{"CA bundle not PEM", func(f *ClusterFlags) { f.KubernetesCABundle = notPEM }, "--kubernetes-ca-bundle " + notPEM + ": no PEM block"},
@@ -61,14 +60,14 @@ clusters:
 	}
 }
 
-// The server reads the credentials without a cluster-info kubeconfig (it finds
-// the URL and CA in the cluster); they are checked the same way.
-func TestCredentialsWithoutClusterInfo(t *testing.T) {
-	c, err := (&ClusterFlags{BootstrapToken: "abcdef.0123456789abcdef", CloudInitGetterToken: "tok"}).Credentials()
+// Without a cluster-info kubeconfig (the server finds the URL and CA in the
+// cluster) the rest is read and checked the same way.
+func TestClusterInfoWithoutKubeconfig(t *testing.T) {
+	c, err := (&ClusterFlags{BootstrapToken: "abcdef.0123456789abcdef", CloudInitGetterToken: "tok"}).ClusterInfo()
 	if err != nil || c.BootstrapToken != "abcdef.0123456789abcdef" || c.CloudInitGetterToken != "tok" || c.ServerURL != "" {
-		t.Errorf("Credentials() = %+v, %v", c, err)
+		t.Errorf("ClusterInfo() = %+v, %v", c, err)
 	}
-	if _, err := (&ClusterFlags{BootstrapToken: "abcdef"}).Credentials(); err == nil || err.Error() != "--bootstrap-token: not of the form ID.SECRET" {
+	if _, err := (&ClusterFlags{BootstrapToken: "abcdef"}).ClusterInfo(); err == nil || err.Error() != "--bootstrap-token: not of the form ID.SECRET" {
 		t.Errorf("bad token: error %v", err)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -131,10 +133,10 @@ func (f *NodeFlags) NodeOptions() (render.NodeOptions, error) {
 			if err != nil {
 				return o, fmt.Errorf("--node-registry-credentials-secret: %w", err)
 			}
-			if o.RegistryCredentials, err = RegistryCredentialsFromManifest(data); err != nil {
+			if o.RegistryCredentials, err = facts.RegistryCredentialsFromManifest(data); err != nil {
 				return o, fmt.Errorf("--node-registry-credentials-secret %s: %w", f.RegistryCredentialsSecret, err)
 			}
-		} else if _, _, err := f.RegistryCredentialsSecretRef(); err != nil {
+		} else if _, err := f.RegistryCredentialsSecretRef(); err != nil {
 			return o, err
 		}
 	}
@@ -142,16 +144,16 @@ func (f *NodeFlags) NodeOptions() (render.NodeOptions, error) {
 }
 
 // RegistryCredentialsSecretRef is the namespace and name of the credentials
-// Secret; both empty when the flag is not set.
-func (f *NodeFlags) RegistryCredentialsSecretRef() (namespace, name string, err error) {
+// Secret; empty when the flag is not set.
+func (f *NodeFlags) RegistryCredentialsSecretRef() (cache.ObjectName, error) {
 	if f.RegistryCredentialsSecret == "" {
-		return "", "", nil
+		return cache.ObjectName{}, nil
 	}
 	ns, n, ok := strings.Cut(f.RegistryCredentialsSecret, "/")
 	if !ok || ns == "" || n == "" || strings.Contains(n, "/") {
-		return "", "", fmt.Errorf("--node-registry-credentials-secret: %q is not namespace/name", f.RegistryCredentialsSecret)
+		return cache.ObjectName{}, fmt.Errorf("--node-registry-credentials-secret: %q is not namespace/name", f.RegistryCredentialsSecret)
 	}
-	return ns, n, nil
+	return cache.ObjectName{Namespace: ns, Name: n}, nil
 }
 
 func parseFeatureGates(s string) (map[string]bool, error) {

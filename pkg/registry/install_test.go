@@ -3,11 +3,13 @@ package registry_test
 import (
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
@@ -15,10 +17,10 @@ import (
 
 func TestBuild(t *testing.T) {
 	feed := changefeed.New(1)
-	renderer := &registrytest.Renderer{}
+	renderer := &registrytest.Resolver{}
 	info := registry.Build(
-		operatingsystemconfig.NewREST(registrytest.Lister{}, renderer, feed),
-		provisioningpayload.NewREST(registrytest.Lister{}, renderer, feed),
+		operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed),
+		provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed),
 	)
 	if info.PrioritizedVersions[0] != v1alpha1.SchemeGroupVersion {
 		t.Errorf("versions %v", info.PrioritizedVersions)

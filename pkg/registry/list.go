@@ -13,10 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/klog/v2"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // LabelSelector returns the request's label selector, or everything.
@@ -47,18 +45,17 @@ func MatchesFields(meta *metav1.ObjectMeta, selector fields.Selector) bool {
 // ListMachineDeployments returns the MDs with a rendered output in the request's
 // namespace that match its label selector, sorted by namespace and name as
 // kube-apiserver sorts lists.
-func ListMachineDeployments(ctx context.Context, mds machinedeployments.Lister, options *metainternalversion.ListOptions) ([]*clusterv1alpha1.MachineDeployment, error) {
+func ListMachineDeployments(ctx context.Context, mds machinecontroller.Lister, options *metainternalversion.ListOptions) ([]*clusterv1alpha1.MachineDeployment, error) {
 	namespace := genericapirequest.NamespaceValue(ctx)
 	selector := LabelSelector(options)
 	all, err := mds.List(namespace, selector)
 	if err != nil {
-		klog.ErrorS(err, "Failed to list machinedeployments", "namespace", namespace, "labelSelector", selector)
 		return nil, fmt.Errorf("failed to list machinedeployments: %w", err)
 	}
 	// Filter in place: the slice is ours, the objects are the cache's.
 	out := all[:0]
 	for _, md := range all {
-		if changefeed.HasProfile(md) {
+		if machinecontroller.HasProfile(md) {
 			out = append(out, md)
 		}
 	}

@@ -2,18 +2,12 @@ package registry
 
 import (
 	"fmt"
-	"strconv"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
 )
-
-// RevisionAnnotation is the MD's revision, which the bootstrap Secret must match.
-const RevisionAnnotation = "machinedeployment.clusters.k8s.io/revision"
 
 // ObjectMeta returns the metadata of a virtual object derived from md. Labels
 // are shared with the informer's object, which nothing on the serving path
@@ -26,11 +20,6 @@ func ObjectMeta(md *clusterv1alpha1.MachineDeployment, name, resourceVersion str
 		CreationTimestamp: md.CreationTimestamp,
 		ResourceVersion:   resourceVersion,
 	}
-}
-
-// Version returns the resourceVersion of the objects of md.
-func Version(feed *changefeed.Feed, md *clusterv1alpha1.MachineDeployment) string {
-	return strconv.FormatUint(feed.Version(md.Namespace, md.Name), 10)
 }
 
 // ErrorMessage returns err's message, or "" for nil.

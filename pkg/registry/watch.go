@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
 )
 
 // WatchSource turns change-feed events into the objects of one resource.

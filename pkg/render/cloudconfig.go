@@ -14,14 +14,12 @@ var firstWithoutInTreeProviders = semver.MustParse("1.29.0")
 // cloudConfig is the content of /etc/kubernetes/cloud-config (.CloudConfig):
 // the providerSpec's overwriteCloudConfig if set, nothing for external cloud
 // providers and Kubernetes >= 1.29, else generated from the cloudProviderSpec.
-func cloudConfig(pc *providerconfig.Config, kubelet *semver.Version, external bool, resolve func(cloudconfig.Reference) (string, error)) (string, error) {
+func cloudConfig(pc *providerconfig.Config, kubelet *semver.Version, external bool) (string, error) {
 	if pc.OverwriteCloudConfig != nil {
 		return *pc.OverwriteCloudConfig, nil
 	}
 	if external || !kubelet.LessThan(firstWithoutInTreeProviders) {
 		return "", nil
 	}
-	in := cloudconfig.InputFor(pc, kubelet.String())
-	in.Resolve = resolve
-	return cloudconfig.Generate(in)
+	return cloudconfig.Generate(cloudconfig.InputFor(pc, kubelet.String()))
 }

@@ -85,7 +85,7 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if err != nil {
 			return cc, templateError(ospName, kind+" template "+name, name, err)
 		}
-		cc.named = append(cc.named, compiledTemplate{name: name, tmpl: t, deps: analyze(t), memo: &memo{}})
+		cc.named = append(cc.named, compiledTemplate{name: name, tmpl: t, deps: analyze(t), memo: newMemo()})
 		names[name] = true
 	}
 
@@ -108,7 +108,7 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		}
 		cc.files = append(cc.files, compiledFile{
 			path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding,
-			tmpl: t, deps: analyze(t), memo: &memo{},
+			tmpl: t, deps: analyze(t), memo: newMemo(),
 		})
 	}
 	return cc, nil

@@ -8,7 +8,69 @@ import (
 	"strings"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
+
+// Writing the containerd files costs more than executing a warm OSP and
+// repeats for every MachineDeployment: the Renderer keeps them per set of
+// node options (a server has one set at a time, a few across changes).
+const containerdFileSets = 8
+
+// containerdFiles are config.toml and the hosts.toml files for one set of
+// node options. Shared between renders: read-only.
+type containerdFiles struct {
+	config string
+	hosts  []osm.File
+}
+
+type containerdCache struct {
+	files *lru.Cache[string, *containerdFiles]
+}
+
+func newContainerdCache() containerdCache {
+	return containerdCache{files: lru.New[string, *containerdFiles](containerdFileSets)}
+}
+
+// get returns config.toml and the hosts.toml files for n; the files are the
+// caller's to keep.
+func (c containerdCache) get(n *NodeOptions) (string, []osm.File) {
+	key := containerdKey(n)
+	f, ok := c.files.Get(key)
+	if !ok {
+		f = &containerdFiles{config: containerdConfig(n), hosts: registryHostFiles(n)}
+		c.files.Add(key, f)
+	}
+	hosts := make([]osm.File, len(f.hosts))
+	inline := make([]osm.FileContentInline, len(f.hosts))
+	for i, h := range f.hosts {
+		inline[i] = *h.Content.Inline
+		hosts[i] = osm.File{Path: h.Path, Permissions: h.Permissions, Content: osm.FileContent{Inline: &inline[i]}}
+	}
+	return f.config, hosts
+}
+
+// containerdKey joins every node option the containerd files are written
+// from; a NUL cannot occur in flag values, so distinct options give distinct keys.
+func containerdKey(n *NodeOptions) string {
+	var b strings.Builder
+	field := func(s string) { b.WriteString(s); b.WriteByte(0) }
+	field(n.PauseImage)
+	field(strconv.FormatBool(n.DeviceOwnershipFromSecurityContext))
+	field(strings.Join(n.InsecureRegistries, "\x01"))
+	field(strings.Join(n.RegistryMirrors, "\x01"))
+	for _, registry := range sortedKeys(n.ContainerdRegistryMirrors) {
+		field(registry)
+		field(strings.Join(n.ContainerdRegistryMirrors[registry], "\x01"))
+	}
+	b.WriteByte(1)
+	for _, registry := range sortedKeys(n.RegistryCredentials) {
+		a := n.RegistryCredentials[registry]
+		for _, s := range []string{registry, a.Username, a.Password, a.Auth, a.IdentityToken} {
+			field(s)
+		}
+	}
+	return b.String()
+}
 
 const (
 	containerdConfigDir = "/etc/containerd/certs.d"

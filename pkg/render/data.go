@@ -12,6 +12,7 @@ import (
 	"k8c.io/machine-controller/sdk/userdata/ubuntu"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // templateData is what OSP templates see as "." (and "$"). Field names and types
@@ -80,10 +81,12 @@ type templateData struct {
 // bootstrap token), as a template reads `.BootstrapKubeconfig`.
 func (d *templateData) BootstrapKubeconfig() (string, error) {
 	if d.bootstrapKubeconfig == nil {
-		s, err := bootstrapKubeconfig(d.cluster)
+		c := d.cluster
+		data, err := machinecontroller.BootstrapKubeconfig(c.ServerURL, []byte(c.CACert), c.BootstrapToken)
 		if err != nil {
 			return "", err
 		}
+		s := string(data)
 		d.bootstrapKubeconfig = &s
 	}
 	return *d.bootstrapKubeconfig, nil

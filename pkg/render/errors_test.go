@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 )
 
@@ -17,7 +19,7 @@ func goldenInput(t *testing.T) Input {
 	}
 	return Input{
 		OSP:               osp,
-		MachineDeployment: testMachineDeployment(map[string]string{AnnotationOSP: "osp-golden"}, awsUbuntu),
+		MachineDeployment: testMachineDeployment(map[string]string{machinecontroller.AnnotationOSP: "osp-golden"}, awsUbuntu),
 		Cluster:           ClusterInfo{ServerURL: "https://api:6443", CACert: "CA", BootstrapToken: "a.b", CloudInitGetterToken: "t"},
 		Node:              NodeOptions{ClusterDNSIPs: []string{"10.0.0.10"}, ContainerRuntime: "containerd"},
 	}
@@ -50,7 +52,7 @@ func TestRenderErrors(t *testing.T) {
 			in.OSP.Spec.OSName = ospv1alpha1.OperatingSystemFlatcar
 		}, `machinedeployment kube-system/md-1: operating system "ubuntu" does not match osp-golden, which is for "flatcar"`},
 		{"bad kubelet annotation", func(in *Input) {
-			in.MachineDeployment.Annotations[KubeletConfigAnnotationPrefix+"MaxPods"] = "lots"
+			in.MachineDeployment.Annotations[machinecontroller.KubeletConfigAnnotationPrefix+"MaxPods"] = "lots"
 		}, `machinedeployment kube-system/md-1: annotation v1.kubelet-config.machine-controller.kubermatic.io/MaxPods: invalid integer "lots"`},
 		{"unknown providerSpec field", func(in *Input) {
 			in.MachineDeployment.Spec.Template.Spec.ProviderSpec.Value.Raw = []byte(`{"cloudProvider":"aws","operatingSystem":"ubuntu","bogus":1}`)

@@ -6,6 +6,8 @@ import (
 	"k8c.io/machine-controller/sdk/providerconfig"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // fillData sets the template data that comes from the MachineDeployment, the
@@ -27,7 +29,7 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	d.KubeVersion = kubeVersion
 	d.InTreeCCMAvailable = hasInTreeCloudProvider(pc.CloudProvider, n.ExternalCloudProvider)
 	d.ExternalCloudProvider = n.ExternalCloudProvider
-	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider, in.ResolveCloudConfigReference); err != nil {
+	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider); err != nil {
 		return err
 	}
 	d.KubernetesCACert = c.KubernetesCACert
@@ -55,7 +57,7 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	}
 	d.Token = c.CloudInitGetterToken
 	d.ServerURL = c.ServerURL
-	d.SecretName = SecretName(md.Name, md.Namespace, "provisioning")
-	d.BootstrapKubeconfigSecretName = KubeletBootstrapSecretName(md.Name, md.Namespace)
+	d.SecretName = machinecontroller.SecretName(md.Name, md.Namespace, osm.PayloadTypeProvisioning)
+	d.BootstrapKubeconfigSecretName = machinecontroller.KubeletBootstrapSecretName(md.Name, md.Namespace)
 	return nil
 }

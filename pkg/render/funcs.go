@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"text/template"
 
 	"github.com/Masterminds/semver/v3"
@@ -13,6 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/sprig/v3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
 
 // namedTemplateFunc is the function that {{ template "name" }} actions of OSP
@@ -118,16 +118,13 @@ func fromJSONArray(s string) []any {
 // from OSPs and versions from MachineDeployments, both few in practice.
 const semverCacheSize = 4096
 
-var (
-	semverResults sync.Map // constraint + "\x00" + version -> bool
-	semverCached  atomic.Int32
-)
+var semverResults = lru.New[string, bool](semverCacheSize) // constraint + "\x00" + version
 
 // semverCompareCached is sprig's semverCompare with its results memoized.
 func semverCompareCached(constraint, version string) (bool, error) {
 	key := constraint + "\x00" + version
-	if v, ok := semverResults.Load(key); ok {
-		return v.(bool), nil
+	if ok, found := semverResults.Get(key); found {
+		return ok, nil
 	}
 	c, err := semver.NewConstraint(constraint)
 	if err != nil {
@@ -138,10 +135,6 @@ func semverCompareCached(constraint, version string) (bool, error) {
 		return false, err
 	}
 	ok := c.Check(v)
-	if semverCached.Load() < semverCacheSize {
-		if _, loaded := semverResults.LoadOrStore(key, ok); !loaded {
-			semverCached.Add(1)
-		}
-	}
+	semverResults.Add(key, ok)
 	return ok, nil
 }

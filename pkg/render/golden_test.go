@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,16 +102,16 @@ func TestTemplateDataGolden(t *testing.T) {
 	}{
 		{"data-defaults", nil, NodeOptions{ClusterDNSIPs: []string{"10.10.10.10"}, ContainerRuntime: "containerd"}},
 		{"data-kubelet-annotations", map[string]string{
-			KubeletConfigAnnotationPrefix + "KubeReserved":                "cpu=300m,memory=1Gi",
-			KubeletConfigAnnotationPrefix + "SystemReserved":              "cpu=100m,bogus",
-			KubeletConfigAnnotationPrefix + "EvictionHard":                "memory.available<500Mi,nodefs.available<5%",
-			KubeletConfigAnnotationPrefix + "MaxPods":                     "220",
-			KubeletConfigAnnotationPrefix + "ContainerLogMaxSize":         "50Mi",
-			KubeletConfigAnnotationPrefix + "ContainerLogMaxFiles":        "3",
-			KubeletConfigAnnotationPrefix + "ImageGCHighThresholdPercent": "85",
-			KubeletConfigAnnotationPrefix + "ImageGCLowThresholdPercent":  "70",
-			KubeletConfigAnnotationPrefix + "ImageMinimumGCAge":           "5m",
-			KubeletConfigAnnotationPrefix + "ImageMaximumGCAge":           "168h",
+			machinecontroller.KubeletConfigAnnotationPrefix + "KubeReserved":                "cpu=300m,memory=1Gi",
+			machinecontroller.KubeletConfigAnnotationPrefix + "SystemReserved":              "cpu=100m,bogus",
+			machinecontroller.KubeletConfigAnnotationPrefix + "EvictionHard":                "memory.available<500Mi,nodefs.available<5%",
+			machinecontroller.KubeletConfigAnnotationPrefix + "MaxPods":                     "220",
+			machinecontroller.KubeletConfigAnnotationPrefix + "ContainerLogMaxSize":         "50Mi",
+			machinecontroller.KubeletConfigAnnotationPrefix + "ContainerLogMaxFiles":        "3",
+			machinecontroller.KubeletConfigAnnotationPrefix + "ImageGCHighThresholdPercent": "85",
+			machinecontroller.KubeletConfigAnnotationPrefix + "ImageGCLowThresholdPercent":  "70",
+			machinecontroller.KubeletConfigAnnotationPrefix + "ImageMinimumGCAge":           "5m",
+			machinecontroller.KubeletConfigAnnotationPrefix + "ImageMaximumGCAge":           "168h",
 		}, NodeOptions{
 			ClusterDNSIPs: []string{"10.0.0.10", "fd00::10"}, ContainerRuntime: "containerd",
 			ExternalCloudProvider: true, InitialTaints: "dedicated=gpu:NoSchedule",
@@ -151,8 +153,8 @@ func TestTemplateDataGolden(t *testing.T) {
 func TestKubeletAnnotationErrors(t *testing.T) {
 	for knob, value := range map[string]string{"MaxPods": "many", "ImageMinimumGCAge": "5 minutes", "ImageGCHighThresholdPercent": "99999999999"} {
 		d := &templateData{}
-		err := setKubeletSettings(d, map[string]string{KubeletConfigAnnotationPrefix + knob: value})
-		if err == nil || !strings.Contains(err.Error(), "annotation "+KubeletConfigAnnotationPrefix+knob+": invalid") {
+		err := setKubeletSettings(d, map[string]string{machinecontroller.KubeletConfigAnnotationPrefix + knob: value})
+		if err == nil || !strings.Contains(err.Error(), "annotation "+machinecontroller.KubeletConfigAnnotationPrefix+knob+": invalid") {
 			t.Errorf("%s=%s: error %v", knob, value, err)
 		}
 	}

@@ -1,162 +1,83 @@
 package render
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"strings"
-
-	"github.com/Masterminds/semver/v3"
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	"k8c.io/machine-controller/sdk/jsonutil"
-	"k8c.io/machine-controller/sdk/providerconfig"
-	"k8c.io/machine-controller/sdk/userdata/amzn2"
-	"k8c.io/machine-controller/sdk/userdata/flatcar"
-	"k8c.io/machine-controller/sdk/userdata/rhel"
-	"k8c.io/machine-controller/sdk/userdata/rockylinux"
-	"k8c.io/machine-controller/sdk/userdata/ubuntu"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
 
-// providerConfigOf decodes the MachineDeployment's providerSpec strictly, as
-// machine-controller does.
-func providerConfigOf(md *clusterv1alpha1.MachineDeployment) (*providerconfig.Config, error) {
-	v := md.Spec.Template.Spec.ProviderSpec.Value
-	if v == nil || len(v.Raw) == 0 {
-		return nil, errors.New("providerSpec.value is empty")
-	}
-	pc := &providerconfig.Config{}
-	if err := jsonutil.StrictUnmarshal(v.Raw, pc); err != nil {
-		return nil, fmt.Errorf("providerSpec.value: %w", err)
-	}
-	return pc, nil
+// Input is everything that affects one render. Render never mutates OSP or
+// MachineDeployment: they come from shared informer caches.
+type Input struct {
+	OSP               *ospv1alpha1.OperatingSystemProfile
+	MachineDeployment *clusterv1alpha1.MachineDeployment
+	Cluster           ClusterInfo
+	Node              NodeOptions
 }
 
-// kubeletVersion is the MD's kubelet version with a leading "v" ("v1.29.0").
-func kubeletVersion(md *clusterv1alpha1.MachineDeployment) (*semver.Version, string, error) {
-	v, err := semver.NewVersion(md.Spec.Template.Spec.Versions.Kubelet)
-	if err != nil {
-		return nil, "", fmt.Errorf("invalid kubelet version %q: %w", md.Spec.Template.Spec.Versions.Kubelet, err)
-	}
-	s := v.String()
-	if !strings.HasPrefix(s, "v") {
-		s = "v" + s
-	}
-	return v, s, nil
+// ClusterInfo holds the facts about the cluster that nodes join.
+type ClusterInfo struct {
+	// ServerURL is the kube-apiserver URL as nodes reach it (from the cluster-info kubeconfig).
+	ServerURL string
+	// CACert is the PEM of the API server's CA (from the cluster-info kubeconfig).
+	CACert string
+	// KubernetesCACert is the PEM written as the cluster CA on nodes; empty means CACert.
+	KubernetesCACert string
+	// HostCACert is an extra PEM trusted by the host, may be empty.
+	HostCACert string
+	// BootstrapToken is the "ID.SECRET" kubelet TLS-bootstrap token.
+	BootstrapToken string
+	// CloudInitGetterToken is the bearer token the bootstrap payload uses to fetch
+	// its provisioning Secret.
+	CloudInitGetterToken string
 }
 
-// provisioningUtility is how the node applies payloads: Flatcar uses Ignition
-// unless its operatingSystemSpec asks for cloud-init; every other OS cloud-init.
-func provisioningUtility(pc *providerconfig.Config, flatcarCfg *flatcar.Config) ospv1alpha1.ProvisioningUtility {
-	if pc.OperatingSystem == providerconfig.OperatingSystemFlatcar && flatcarCfg.ProvisioningUtility != flatcar.CloudInit {
-		return ospv1alpha1.ProvisioningUtilityIgnition
-	}
-	return ospv1alpha1.ProvisioningUtilityCloudInit
+// NodeOptions is everything from the node flags, already parsed and validated.
+type NodeOptions struct {
+	// ClusterDNSIPs are the cluster DNS service IPs for the kubelet.
+	ClusterDNSIPs []string
+	// ContainerRuntime selects the OSP's supportedContainerRuntimes entry (containerd).
+	ContainerRuntime string
+	// ExternalCloudProvider makes the kubelet use --cloud-provider=external.
+	ExternalCloudProvider bool
+	// InitialTaints are registered by the kubelet, "key=value:Effect,...".
+	InitialTaints string
+	// HTTPProxy and NoProxy are the proxy settings of the node.
+	HTTPProxy, NoProxy string
+	// InsecureRegistries are registries contacted without TLS verification.
+	InsecureRegistries []string
+	// RegistryMirrors are mirrors of docker.io ("registry=mirror" entries name another registry).
+	RegistryMirrors []string
+	// ContainerdRegistryMirrors are mirrors per registry.
+	ContainerdRegistryMirrors map[string][]string
+	// RegistryCredentials are the credentials per registry host.
+	RegistryCredentials map[string]RegistryAuth
+	// PauseImage is the sandbox image of the container runtime.
+	PauseImage string
+	// KubeletFeatureGates are written into the kubelet configuration.
+	KubeletFeatureGates map[string]bool
+	// DeviceOwnershipFromSecurityContext is written into the containerd configuration.
+	DeviceOwnershipFromSecurityContext bool
 }
 
-func payloadFormat(p ospv1alpha1.ProvisioningUtility) osm.PayloadFormat {
-	if p == ospv1alpha1.ProvisioningUtilityIgnition {
-		return osm.PayloadFormatIgnition
-	}
-	return osm.PayloadFormatCloudInit
+// RegistryAuth is the login to one registry, as in a dockerconfigjson "auths" entry.
+type RegistryAuth struct {
+	Username      string `json:"username,omitempty"`
+	Password      string `json:"password,omitempty"`
+	Auth          string `json:"auth,omitempty"`
+	IdentityToken string `json:"identitytoken,omitempty"`
 }
 
-// loadOSSettings decodes the providerSpec's operatingSystemSpec for its OS.
-func loadOSSettings(pc *providerconfig.Config, s *templateData) (distUpgradeOnBoot bool, err error) {
-	switch pc.OperatingSystem {
-	case providerconfig.OperatingSystemAmazonLinux2:
-		var c *amzn2.Config
-		if c, err = amzn2.LoadConfig(pc.OperatingSystemSpec); err == nil {
-			s.AmazonLinuxConfig, distUpgradeOnBoot = *c, c.DistUpgradeOnBoot
-		}
-	case providerconfig.OperatingSystemFlatcar:
-		var c *flatcar.Config
-		if c, err = flatcar.LoadConfig(pc.OperatingSystemSpec); err == nil {
-			s.FlatcarConfig = *c
-			// Flatcar's config has no such field, but upstream's generator reads
-			// it from every OS's spec: it matters for Flatcar on cloud-init.
-			var common struct {
-				DistUpgradeOnBoot bool `json:"distUpgradeOnBoot"`
-			}
-			if len(pc.OperatingSystemSpec.Raw) > 0 {
-				err = json.Unmarshal(pc.OperatingSystemSpec.Raw, &common)
-			}
-			distUpgradeOnBoot = common.DistUpgradeOnBoot
-		}
-	case providerconfig.OperatingSystemRHEL:
-		var c *rhel.Config
-		if c, err = rhel.LoadConfig(pc.OperatingSystemSpec); err == nil {
-			s.RhelConfig, distUpgradeOnBoot = *c, c.DistUpgradeOnBoot
-		}
-	case providerconfig.OperatingSystemRockyLinux:
-		var c *rockylinux.Config
-		if c, err = rockylinux.LoadConfig(pc.OperatingSystemSpec); err == nil {
-			s.RockyLinuxConfig, distUpgradeOnBoot = *c, c.DistUpgradeOnBoot
-		}
-	case providerconfig.OperatingSystemUbuntu:
-		var c *ubuntu.Config
-		if c, err = ubuntu.LoadConfig(pc.OperatingSystemSpec); err == nil {
-			s.UbuntuConfig, distUpgradeOnBoot = *c, c.DistUpgradeOnBoot
-		}
-	default:
-		return false, fmt.Errorf("unknown operating system %q", pc.OperatingSystem)
-	}
-	if err != nil {
-		return false, fmt.Errorf("operatingSystemSpec: %w", err)
-	}
-	return distUpgradeOnBoot, nil
+// Result is one render: the OperatingSystemConfig spec and both payloads.
+type Result struct {
+	Config       osm.OperatingSystemConfigSpec
+	Bootstrap    Payload
+	Provisioning Payload
 }
 
-// rhSubscription is the rh_subscription module RHEL nodes get from their
-// operatingSystemSpec.
-func rhSubscription(c *rhel.Config) map[string]string {
-	if c.RHELUseSatelliteServer {
-		return map[string]string{
-			"org":             c.RHELOrganizationName,
-			"activation-key":  c.RHELActivationKey,
-			"server-hostname": c.RHELSatelliteServer,
-			"rhsm-baseurl":    "https://" + c.RHELSatelliteServer + "/pulp/repos",
-		}
-	}
-	return map[string]string{
-		"username":    c.RHELSubscriptionManagerUser,
-		"password":    c.RHELSubscriptionManagerPassword,
-		"auto-attach": fmt.Sprint(c.AttachSubscription),
-	}
-}
-
-// hasInTreeCloudProvider says whether the kubelet uses an in-tree cloud
-// provider: aws, azure, gce and vsphere have one unless --external-cloud-provider.
-func hasInTreeCloudProvider(cloud providerconfig.CloudProvider, external bool) bool {
-	switch cloud {
-	case providerconfig.CloudProviderAWS, providerconfig.CloudProviderAzure,
-		providerconfig.CloudProviderGoogle, providerconfig.CloudProviderVsphere:
-		return !external
-	}
-	return false
-}
-
-// parseIPs turns the cluster DNS IPs into net.IPs, which templates print as upstream.
-func parseIPs(ips []string) ([]net.IP, error) {
-	out := make([]net.IP, 0, len(ips))
-	for _, s := range ips {
-		ip := net.ParseIP(strings.TrimSpace(s))
-		if ip == nil {
-			return nil, fmt.Errorf("invalid cluster DNS IP %q", s)
-		}
-		out = append(out, ip)
-	}
-	return out, nil
-}
-
-// serverAddress is the host[:port] of the API server URL.
-func serverAddress(serverURL string) string {
-	if u, err := url.Parse(serverURL); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return serverURL
+// Payload is one user-data, exactly as its Secret holds it.
+type Payload struct {
+	Format   osm.PayloadFormat
+	UserData []byte
 }

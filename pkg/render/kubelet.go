@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8c.io/machine-controller/sdk/apis/cluster/common"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // setKubeletSettings reads the kubelet knobs from MachineDeployment annotations
@@ -14,7 +16,7 @@ import (
 // nil: the OSP templates carry the defaults (200m/200Mi/1Gi reserved, ...).
 func setKubeletSettings(s *templateData, annotations map[string]string) error {
 	for name, value := range annotations {
-		knob, ok := strings.CutPrefix(name, KubeletConfigAnnotationPrefix)
+		knob, ok := strings.CutPrefix(name, machinecontroller.KubeletConfigAnnotationPrefix)
 		if !ok {
 			continue
 		}

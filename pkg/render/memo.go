@@ -6,7 +6,8 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sync"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
 
 // Most of a render repeats an earlier one: MachineDeployments of a cluster
@@ -14,30 +15,15 @@ import (
 // of those renders to the same text. Each pure template (deps.go) keeps its
 // recent outputs keyed by a 128-bit hash of the values it reads.
 
-// memoSize bounds the outputs kept per template; when full it starts over.
+// memoSize bounds the outputs kept per template.
 const memoSize = 128
 
 type memoKey [2]uint64
 
-type memo struct {
-	mu      sync.RWMutex
-	outputs map[memoKey]string
-}
+type memo = lru.Cache[memoKey, string]
 
-func (m *memo) get(k memoKey) (string, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	out, ok := m.outputs[k]
-	return out, ok
-}
-
-func (m *memo) put(k memoKey, out string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.outputs == nil || len(m.outputs) >= memoSize {
-		m.outputs = make(map[memoKey]string)
-	}
-	m.outputs[k] = out
+func newMemo() *memo {
+	return lru.New[memoKey, string](memoSize)
 }
 
 var memoSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}

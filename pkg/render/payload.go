@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render/cloudinit"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render/ignition"
 )
@@ -39,11 +40,11 @@ func (t payloadTarget) encode(kind osm.PayloadType, cfg *osm.OSCConfig) (Payload
 		// Upstream names edge nodes after their MachineDeployment in cloud-init
 		// only; Ignition keeps the placeholder for machine-controller.
 		if hostname != "" {
-			hostname = cloudinit.MachineNamePlaceholder
+			hostname = machinecontroller.MachineNamePlaceholder
 		}
 		data, err = ignition.EncodeWithOptions(*cfg, ignition.Options{Hostname: hostname})
 	} else {
-		data, err = cloudinit.EncodeWithOptions(*cfg, cloudinit.Options{Hostname: hostname, DistUpgradeOnBoot: t.distUpgradeOnBoot})
+		data, err = cloudinit.Encode(*cfg, cloudinit.Options{Hostname: hostname, DistUpgradeOnBoot: t.distUpgradeOnBoot})
 	}
 	if err != nil {
 		return Payload{}, err

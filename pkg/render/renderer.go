@@ -16,14 +16,14 @@ import (
 // parsed templates, so only the first render of a revision parses. It is safe
 // for concurrent use.
 type Renderer struct {
-	cache      *compileCache
-	providers  providerCache
-	containerd containerdCache
+	compiled      *compileCache
+	providerSpecs providerSpecCache
+	containerd    containerdCache
 }
 
-// NewRenderer returns a Renderer with an empty template cache.
+// NewRenderer returns a Renderer with empty caches.
 func NewRenderer() *Renderer {
-	return &Renderer{cache: newCompileCache(defaultCacheSize)}
+	return &Renderer{compiled: newCompileCache(compiledOSPs), providerSpecs: newProviderSpecCache(), containerd: newContainerdCache()}
 }
 
 // Render renders in.OSP for in.MachineDeployment. Neither is modified.
@@ -34,13 +34,13 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	mdRef := fmt.Sprintf("machinedeployment %s/%s", md.Namespace, md.Name)
 
-	facts, err := r.providers.get(md)
+	spec, err := r.providerSpecs.get(md)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
 	}
-	pc, distUpgradeOnBoot := facts.pc, facts.distUpgradeOnBoot
+	pc, distUpgradeOnBoot := spec.pc, spec.distUpgradeOnBoot
 	data := &templateData{cluster: &in.Cluster}
-	facts.setOSSettings(data)
+	spec.setOSSettings(data)
 	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
 		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
 	}
@@ -59,7 +59,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
 	}
 
-	compiled, err := r.cache.get(osp, in.Node.ContainerRuntime)
+	compiled, err := r.compiled.get(osp, in.Node.ContainerRuntime)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConf
 		key, memoized := keys.key(&t.deps)
 		if memoized {
 			keys.named[t.name] = key
-			if out, ok := t.memo.get(key); ok {
+			if out, ok := t.memo.Get(key); ok {
 				data.named[t.name] = out
 				continue
 			}
@@ -137,7 +137,7 @@ func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConf
 		out := wrapNamedOutput(buf.String())
 		data.named[t.name] = out
 		if memoized {
-			t.memo.put(key, out)
+			t.memo.Add(key, out)
 		}
 	}
 
@@ -167,7 +167,7 @@ func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConf
 func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *renderKeys, buf *limitedBuffer) (string, error) {
 	key, memoized := keys.key(&f.deps)
 	if memoized {
-		if out, ok := f.memo.get(key); ok {
+		if out, ok := f.memo.Get(key); ok {
 			return out, nil
 		}
 	}
@@ -177,7 +177,7 @@ func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *r
 	}
 	out := buf.String()
 	if memoized {
-		f.memo.put(key, out)
+		f.memo.Add(key, out)
 	}
 	return out, nil
 }

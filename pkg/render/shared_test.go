@@ -52,6 +52,7 @@ func caseInput(t testing.TB, caseDir string) render.Input {
 	fs.StringVar(&mdPath, "machinedeployment", "", "")
 	node.AddFlags(fs)
 	cluster.AddFlags(fs)
+	cluster.AddTokenFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("args: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -26,7 +28,7 @@ func TestUpstreamKubeletAnnotations(t *testing.T) {
 		"KubeReserved":         "ephemeral-storage=30Gi,cpu=30m",
 		"EvictionHard":         "memory.available<30Mi",
 	} {
-		md.Annotations[render.KubeletConfigAnnotationPrefix+k] = v
+		md.Annotations[machinecontroller.KubeletConfigAnnotationPrefix+k] = v
 	}
 	in.MachineDeployment = md
 	res, err := render.NewRenderer().Render(in)

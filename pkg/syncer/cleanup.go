@@ -5,24 +5,23 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 // cleanup removes everything written for ref: payload and kubeconfig Secrets,
 // tokens, and the fetch RBAC. It is label-based, so MachineDeployment deletion
 // never waits for us.
-func (c *Controller) cleanup(ctx context.Context, ref mdref.Ref) error {
+func (c *Controller) cleanup(ctx context.Context, ref machinecontroller.Ref) error {
 	var errs []error
-	secrets, err := c.payloads.Secrets(render.CloudInitSettingsNamespace).List(ref.Selector())
+	secrets, err := c.payloads.Secrets(machinecontroller.CloudInitSettingsNamespace).List(ref.Selector())
 	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, s := range secrets {
-		if owner, ok := mdref.Owner(s); !ok || owner != ref {
+		if owner, ok := machinecontroller.Owner(s); !ok || owner != ref {
 			continue
 		}
 		err := c.cfg.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
@@ -36,21 +35,21 @@ func (c *Controller) cleanup(ctx context.Context, ref mdref.Ref) error {
 
 // orphans returns the MachineDeployments that objects we wrote belong to but
 // that are gone or no longer name a profile.
-func (c *Controller) orphans(ctx context.Context) (map[mdref.Ref]struct{}, error) {
-	owners := map[mdref.Ref]struct{}{}
+func (c *Controller) orphans(ctx context.Context) (map[machinecontroller.Ref]struct{}, error) {
+	owners := map[machinecontroller.Ref]struct{}{}
 	var errs []error
 	for _, lister := range []func() ([]metav1.Object, error){
 		func() ([]metav1.Object, error) {
-			l, err := c.payloads.List(mdref.ManagedSelector())
+			l, err := c.payloads.List(machinecontroller.ManagedSelector())
 			return objects(l, err)
 		},
 		func() ([]metav1.Object, error) {
-			l, err := c.cfg.Secrets.TokenLister().List(mdref.ManagedSelector())
+			l, err := c.cfg.Tokens.Lister().List(machinecontroller.ManagedSelector())
 			return objects(l, err)
 		},
 		func() ([]metav1.Object, error) {
-			l, err := c.cfg.Client.RbacV1().Roles(render.CloudInitSettingsNamespace).List(ctx,
-				metav1.ListOptions{LabelSelector: mdref.ManagedSelector().String()})
+			l, err := c.cfg.Client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).List(ctx,
+				metav1.ListOptions{LabelSelector: machinecontroller.ManagedSelector().String()})
 			if err != nil {
 				return nil, err
 			}
@@ -66,17 +65,15 @@ func (c *Controller) orphans(ctx context.Context) (map[mdref.Ref]struct{}, error
 			errs = append(errs, err)
 		}
 		for _, o := range objs {
-			if ref, ok := mdref.Owner(o); ok {
+			if ref, ok := machinecontroller.Owner(o); ok {
 				owners[ref] = struct{}{}
 			}
 		}
 	}
 	for ref := range owners {
 		md, err := c.mds.Get(ref.Namespace, ref.Name)
-		if err == nil {
-			if _, _, ok := profileOf(md, c.cfg.ProfileNamespace); ok {
-				delete(owners, ref)
-			}
+		if err == nil && machinecontroller.HasProfile(md) {
+			delete(owners, ref)
 		}
 	}
 	return owners, errors.Join(errs...)

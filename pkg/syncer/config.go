@@ -8,31 +8,17 @@
 package syncer
 
 import (
-	"context"
 	"errors"
 	"time"
 
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
-
-// Renderer returns the render of a MachineDeployment: the same cached entry the
-// API serves, so that the Secrets and the API never disagree. A failed render is
-// an entry with Err set.
-type Renderer interface {
-	Render(ctx context.Context, md *clusterv1alpha1.MachineDeployment) *rendercache.Entry
-}
-
-// ClusterSource returns the API server URL and CA that nodes use, for the
-// kubelet's bootstrap kubeconfig.
-type ClusterSource interface {
-	Cluster() (bootstraptoken.Cluster, error)
-}
 
 // Config is everything the syncer needs. Informers are shared with the API and
 // started by the caller; the syncer only adds event handlers to them.
@@ -41,19 +27,20 @@ type Config struct {
 	// namespace in the cluster of the MachineDeployments (the worker cluster).
 	// Give it a QPS that allows ~10 writes per MachineDeployment.
 	Client kubernetes.Interface
-	// MachineDeployments is the typed informer of package machinedeployments.
+	// MachineDeployments is the informer of machinecontroller.NewInformer.
 	MachineDeployments cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer
-	// Secrets are the informers of the Secrets we write.
-	Secrets *SecretInformers
-	// Renderer renders a MachineDeployment through the API's cache.
-	Renderer Renderer
-	// Cluster is the API server nodes join.
-	Cluster ClusterSource
-	// Triggers are informers of inputs shared by all MachineDeployments (the
-	// cluster CA, ...): any change of theirs re-syncs every MachineDeployment.
-	Triggers []cache.SharedInformer
+	// Tokens is the informer of the tokens the syncer keeps.
+	Tokens *tokens.Informer
+	// Payloads is the informer of the Secrets the syncer writes.
+	Payloads *PayloadInformer
+	// Resolver renders a MachineDeployment, the same output the API serves, so
+	// that the Secrets and the API never disagree.
+	Resolver resolve.Interface
+	// Facts give the API server URL and CA nodes join, for the kubelet's
+	// bootstrap kubeconfig.
+	Facts resolve.FactsSource
 	// Refresh re-syncs every MachineDeployment on each receive: the render
 	// inputs shared by all of them (cluster CA, registry credentials) changed.
 	// Nil never fires.
@@ -86,11 +73,11 @@ func (c *Config) validate() error {
 	if c.Client == nil {
 		errs = append(errs, errors.New("syncer: Client is required"))
 	}
-	if c.MachineDeployments == nil || c.Profiles == nil || c.Secrets == nil {
-		errs = append(errs, errors.New("syncer: MachineDeployments, Profiles and Secrets informers are required"))
+	if c.MachineDeployments == nil || c.Profiles == nil || c.Tokens == nil || c.Payloads == nil {
+		errs = append(errs, errors.New("syncer: MachineDeployments, Profiles, Tokens and Payloads informers are required"))
 	}
-	if c.Renderer == nil || c.Cluster == nil {
-		errs = append(errs, errors.New("syncer: Renderer and Cluster are required"))
+	if c.Resolver == nil || c.Facts == nil {
+		errs = append(errs, errors.New("syncer: Resolver and Facts are required"))
 	}
 	if c.TokenRenewBefore >= c.TokenTTL && c.TokenTTL > 0 {
 		errs = append(errs, errors.New("syncer: token renew-before must be shorter than the token TTL"))
@@ -112,6 +99,6 @@ func (c *Config) complete() {
 		c.ResyncPeriod = DefaultResyncPeriod
 	}
 	if c.ProfileNamespace == "" {
-		c.ProfileNamespace = bootstraptoken.Namespace
+		c.ProfileNamespace = metav1.NamespaceSystem
 	}
 }

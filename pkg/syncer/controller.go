@@ -6,6 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+
 	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -15,12 +19,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 // Controller syncs MachineDeployments into Secrets. Build one per leadership
@@ -28,10 +26,10 @@ import (
 type Controller struct {
 	cfg      Config
 	queue    workqueue.TypedRateLimitingInterface[string]
-	mds      machinedeployments.Lister
+	mds      machinecontroller.Lister
 	payloads corev1listers.SecretLister
-	tokens   *bootstraptoken.Manager
-	rbac     *fetchaccess.Writer
+	tokens   *tokens.Manager
+	rbac     *tokens.AccessWriter
 	recorder record.EventRecorder
 
 	// namespaceReady is set once cloud-init-settings is known to exist.
@@ -50,15 +48,15 @@ func New(cfg Config) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer"}),
-		mds:      machinedeployments.NewLister(cfg.MachineDeployments.GetIndexer()),
-		payloads: cfg.Secrets.PayloadLister(),
-		tokens: &bootstraptoken.Manager{
+		mds:      machinecontroller.NewLister(cfg.MachineDeployments.GetIndexer()),
+		payloads: corev1listers.NewSecretLister(cfg.Payloads.informer.GetIndexer()),
+		tokens: &tokens.Manager{
 			Client:      cfg.Client,
-			Lister:      cfg.Secrets.TokenLister(),
+			Lister:      cfg.Tokens.Lister(),
 			TTL:         cfg.TokenTTL,
 			RenewBefore: cfg.TokenRenewBefore,
 		},
-		rbac:     &fetchaccess.Writer{Client: cfg.Client, Namespace: render.CloudInitSettingsNamespace},
+		rbac:     &tokens.AccessWriter{Client: cfg.Client, Namespace: machinecontroller.CloudInitSettingsNamespace},
 		recorder: cfg.Recorder,
 	}
 	if c.recorder == nil {
@@ -85,7 +83,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	synced := []cache.InformerSynced{c.cfg.Secrets.HasSynced}
+	synced := []cache.InformerSynced{c.cfg.Tokens.HasSynced, c.cfg.Payloads.HasSynced}
 	for _, r := range registrations {
 		synced = append(synced, r.registration.HasSynced)
 	}
@@ -98,7 +96,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	go wait.UntilWithContext(ctx, c.resync, c.cfg.ResyncPeriod)
 	go c.refreshOn(ctx, c.cfg.Refresh)
-	go wait.UntilWithContext(ctx, func(context.Context) { queueDepth.Set(float64(c.queue.Len())) }, time.Second)
+	go wait.UntilWithContext(ctx, func(context.Context) { metrics.SyncerQueueDepth.Set(float64(c.queue.Len())) }, time.Second)
 	<-ctx.Done()
 	logger.Info("Stopping syncer")
 	return nil
@@ -117,7 +115,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	start := time.Now()
 	retryAfter, err := c.sync(ctx, key)
-	observeSync(start, err)
+	metrics.ObserveSync(start, err)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Stopping (leadership lost or shutdown): the next leader syncs it.
@@ -134,7 +132,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 }
 
 // enqueue adds a MachineDeployment key.
-func (c *Controller) enqueue(ref mdref.Ref) {
+func (c *Controller) enqueue(ref machinecontroller.Ref) {
 	c.queue.Add(ref.String())
 }
 

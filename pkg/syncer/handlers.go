@@ -3,14 +3,12 @@ package syncer
 import (
 	"fmt"
 
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 type handler struct {
@@ -36,22 +34,14 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			DeleteFunc: c.onProfile,
 		}},
 		// Our own objects: someone else changing or deleting one must be repaired.
-		{c.cfg.Secrets.Tokens, cache.ResourceEventHandlerFuncs{
+		{c.cfg.Tokens.Informer(), cache.ResourceEventHandlerFuncs{
 			UpdateFunc: onChange(c.onOwned),
 			DeleteFunc: c.onOwned,
 		}},
-		{c.cfg.Secrets.Payloads, cache.ResourceEventHandlerFuncs{
+		{c.cfg.Payloads.informer, cache.ResourceEventHandlerFuncs{
 			UpdateFunc: onChange(c.onOwned),
 			DeleteFunc: c.onOwned,
 		}},
-	}
-	for _, t := range c.cfg.Triggers {
-		all := func(any) { c.enqueueAll() }
-		pairs = append(pairs, pair{t, cache.ResourceEventHandlerFuncs{
-			AddFunc:    all,
-			UpdateFunc: onChange(all),
-			DeleteFunc: all,
-		}})
 	}
 	var handlers []handler
 	for _, p := range pairs {
@@ -102,14 +92,12 @@ func (c *Controller) onProfile(obj any) {
 	if !ok {
 		return
 	}
-	mds, err := c.mds.List("", everything)
+	mds, err := c.mds.UsingProfile(machinecontroller.Profile{Namespace: osp.Namespace, Name: osp.Name})
 	if err != nil {
 		return
 	}
 	for _, md := range mds {
-		if name, ns, ok := profileOf(md, c.cfg.ProfileNamespace); ok && name == osp.Name && ns == osp.Namespace {
-			c.enqueue(mdref.Ref{Namespace: md.Namespace, Name: md.Name})
-		}
+		c.enqueue(machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name})
 	}
 }
 
@@ -121,22 +109,7 @@ func (c *Controller) onOwned(obj any) {
 	if err != nil {
 		return
 	}
-	if ref, ok := mdref.Owner(m); ok {
+	if ref, ok := machinecontroller.Owner(m); ok {
 		c.enqueue(ref)
 	}
 }
-
-// profileOf returns the OSP an MD names; ok is false if it names none.
-func profileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (name, namespace string, ok bool) {
-	name = md.Annotations[render.AnnotationOSP]
-	if name == "" {
-		return "", "", false
-	}
-	namespace = md.Annotations[render.AnnotationOSPNamespace]
-	if namespace == "" {
-		namespace = defaultNamespace
-	}
-	return name, namespace, true
-}
-
-var everything = labels.Everything()

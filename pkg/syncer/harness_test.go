@@ -6,8 +6,15 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,53 +27,62 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
 )
 
-// fakeRenderer renders "<osp version> <md revision> <tokens>" for every MD whose
+// fakeResolver renders "<osp version> <md revision> <tokens>" for every MD whose
 // OSP exists; an OSP whose version starts with "broken" fails to render.
-type fakeRenderer struct {
+type fakeResolver struct {
 	profiles cache.Indexer
-	creds    *CredentialSource
+	tokens   *tokens.Source
 	mu       sync.Mutex
 	calls    int
 }
 
-func (r *fakeRenderer) Render(_ context.Context, md *clusterv1alpha1.MachineDeployment) *rendercache.Entry {
+func (r *fakeResolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment) *resolve.Rendered {
 	r.mu.Lock()
 	r.calls++
 	r.mu.Unlock()
-	name, ns, _ := profileOf(md, "kube-system")
-	obj, ok, _ := r.profiles.GetByKey(ns + "/" + name)
+	p, _ := machinecontroller.ProfileOf(md, "kube-system")
+	obj, ok, _ := r.profiles.GetByKey(p.String())
 	if !ok {
-		return &rendercache.Entry{Err: fmt.Errorf("operating system profile %s/%s not found", ns, name)}
+		return &resolve.Rendered{Err: fmt.Errorf("operating system profile %s not found", p)}
 	}
 	osp := obj.(*ospv1alpha1.OperatingSystemProfile)
-	ref := osm.ProfileReference{Namespace: ns, Name: name, Version: osp.Spec.Version}
+	ref := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name, Version: osp.Spec.Version}
 	if strings.HasPrefix(osp.Spec.Version, "broken") {
-		return &rendercache.Entry{Profile: ref, Err: fmt.Errorf("%s: template: line 1: unexpected EOF", name)}
+		return &resolve.Rendered{Profile: ref, Err: fmt.Errorf("%s: template: line 1: unexpected EOF", p.Name)}
 	}
-	creds, err := r.creds.Credentials(context.Background(), md)
-	if err != nil {
-		return &rendercache.Entry{Profile: ref, Err: err}
+	kubelet, fetch, ok := r.tokens.Tokens(md)
+	if !ok {
+		return &resolve.Rendered{Profile: ref, Err: &resolve.PendingError{Reason: "waiting for the syncer to create tokens"}}
 	}
 	body := fmt.Sprintf("%s rev=%s kubelet=%s fetch=%s", osp.Spec.Version,
-		md.Annotations[render.AnnotationMDRevision], creds.BootstrapToken, creds.CloudInitGetterToken)
-	bootstrap, err1 := rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+body))
-	provisioning, err2 := rendercache.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning "+body))
+		md.Annotations[machinecontroller.AnnotationMDRevision], kubelet, fetch)
+	bootstrap, err1 := resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+body))
+	provisioning, err2 := resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning "+body))
 	if err := errors.Join(err1, err2); err != nil {
-		return &rendercache.Entry{Profile: ref, Err: err}
+		return &resolve.Rendered{Profile: ref, Err: err}
 	}
-	return &rendercache.Entry{Profile: ref, Bootstrap: bootstrap, Provisioning: provisioning}
+	return &resolve.Rendered{Profile: ref, Bootstrap: bootstrap, Provisioning: provisioning}
 }
 
-type fakeCluster struct{}
+// fakeFacts are the cluster facts of the moment, swappable.
+type fakeFacts struct {
+	ca atomic.Value
+}
 
-func (fakeCluster) Cluster() (bootstraptoken.Cluster, error) {
-	return bootstraptoken.Cluster{ServerURL: "https://127.0.0.1:6443", CACert: []byte("ca")}, nil
+func newFakeFacts(ca string) *fakeFacts {
+	f := &fakeFacts{}
+	f.ca.Store(ca)
+	return f
+}
+
+func (f *fakeFacts) Current() *facts.Facts {
+	v, err := facts.New(render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: f.ca.Load().(string)}, render.NodeOptions{})
+	if err != nil {
+		panic(err) // hashing fixed test values cannot fail
+	}
+	return v
 }
 
 type harness struct {
@@ -75,7 +91,8 @@ type harness struct {
 	mds      *fcache.FakeControllerSource
 	osps     *fcache.FakeControllerSource
 	recorder *record.FakeRecorder
-	renderer *fakeRenderer
+	renderer *fakeResolver
+	tokens   *tokens.Informer
 }
 
 // start runs a Controller on fake clients until the test ends.
@@ -89,17 +106,19 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 		osps:     fcache.NewFakeControllerSource(),
 		recorder: record.NewFakeRecorder(100),
 	}
-	mdInformer := machinedeployments.NewInformerFor(h.mds, 0)
+	mdInformer := machinecontroller.NewInformer(h.mds, "kube-system")
 	ospInformer := cache.NewSharedIndexInformer(h.osps, &ospv1alpha1.OperatingSystemProfile{}, 0, cache.Indexers{})
-	secrets := NewSecretInformers(h.client, 0)
-	h.renderer = &fakeRenderer{profiles: ospInformer.GetIndexer(), creds: NewCredentialSource(secrets)}
+	h.tokens = tokens.NewInformer(h.client)
+	payloads := NewPayloadInformer(h.client)
+	h.renderer = &fakeResolver{profiles: ospInformer.GetIndexer(), tokens: tokens.NewSource(h.tokens)}
 	cfg := Config{
 		Client:             h.client,
 		MachineDeployments: mdInformer,
 		Profiles:           ospInformer,
-		Secrets:            secrets,
-		Renderer:           h.renderer,
-		Cluster:            fakeCluster{},
+		Tokens:             h.tokens,
+		Payloads:           payloads,
+		Resolver:           h.renderer,
+		Facts:              newFakeFacts("ca"),
 		Recorder:           h.recorder,
 		Workers:            2,
 	}
@@ -113,7 +132,8 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 	done := make(chan struct{})
 	go mdInformer.Run(ctx.Done())
 	go ospInformer.Run(ctx.Done())
-	secrets.Start(ctx.Done())
+	h.tokens.Start(ctx.Done())
+	payloads.Start(ctx.Done())
 	go func() {
 		defer close(done)
 		if err := c.Run(ctx); err != nil {
@@ -139,7 +159,7 @@ func profile(name, version string) *ospv1alpha1.OperatingSystemProfile {
 func machineDeployment(name, osp, revision string) *clusterv1alpha1.MachineDeployment {
 	return &clusterv1alpha1.MachineDeployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name, UID: "uid-" + "name",
-			Annotations: map[string]string{render.AnnotationOSP: osp, render.AnnotationMDRevision: revision}},
+			Annotations: map[string]string{machinecontroller.AnnotationOSP: osp, machinecontroller.AnnotationMDRevision: revision}},
 	}
 }
 
@@ -154,5 +174,5 @@ func (h *harness) eventually(what string, cond func() (bool, error)) {
 }
 
 func (h *harness) tokenLister() corev1listers.SecretLister {
-	return h.renderer.creds.lister
+	return h.tokens.Lister()
 }

@@ -3,23 +3,18 @@ package syncer
 import (
 	"bytes"
 	"encoding/base64"
-	"sync/atomic"
 	"testing"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // A fired Refresh re-syncs every MachineDeployment without an event of its
 // own, and the kubelet kubeconfigs take the cluster facts of that moment.
 func TestRefreshResyncsEveryMachineDeployment(t *testing.T) {
-	var ca atomic.Value
-	ca.Store("ca-one")
+	facts := newFakeFacts("ca-one")
 	refresh := make(chan struct{}, 1)
 	h := start(t, func(c *Config) {
-		c.Cluster = ClusterFunc(func() render.ClusterInfo {
-			return render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: ca.Load().(string)}
-		})
+		c.Facts = facts
 		c.Refresh = refresh
 	})
 	h.osps.Add(profile("osp-ubuntu", "v1"))
@@ -32,7 +27,7 @@ func TestRefreshResyncsEveryMachineDeployment(t *testing.T) {
 	before := h.renderer.calls
 	h.renderer.mu.Unlock()
 
-	ca.Store("ca-two")
+	facts.ca.Store("ca-two")
 	refresh <- struct{}{}
 	for _, name := range []string{"a", "b"} {
 		h.waitKubeconfigCA(name, "ca-two")
@@ -48,10 +43,10 @@ func (h *harness) waitKubeconfigCA(md, ca string) {
 	h.t.Helper()
 	want := []byte(base64.StdEncoding.EncodeToString([]byte(ca)))
 	h.eventually("kubeconfig of "+md+" with "+ca, func() (bool, error) {
-		s, err := h.secret(render.CloudInitSettingsNamespace, render.KubeletBootstrapSecretName(md, "kube-system"))
+		s, err := h.secret(machinecontroller.CloudInitSettingsNamespace, machinecontroller.KubeletBootstrapSecretName(md, "kube-system"))
 		if err != nil {
 			return false, nil
 		}
-		return bytes.Contains(s.Data[bootstraptoken.KubeconfigKey], want), nil
+		return bytes.Contains(s.Data[machinecontroller.KubeconfigDataKey], want), nil
 	})
 }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,30 +16,27 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 // payloadSecret returns the Secret machine-controller reads for one payload.
-func payloadSecret(ref mdref.Ref, md *clusterv1alpha1.MachineDeployment, entry *rendercache.Entry, kind osm.PayloadType) (*corev1.Secret, error) {
-	data, err := entry.Payload(kind).UserData()
+func payloadSecret(ref machinecontroller.Ref, md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, kind osm.PayloadType) (*corev1.Secret, error) {
+	data, err := out.Payload(kind).UserData()
 	if err != nil {
 		return nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err)
 	}
 	annotations := ref.Annotations()
-	annotations[render.AnnotationSecretMDRevision] = md.Annotations[render.AnnotationMDRevision]
-	annotations[render.AnnotationSecretOSPVersion] = entry.Profile.Version
-	annotations[render.AnnotationSecretMDAnnotationsHash] = render.AnnotationsHash(md.Annotations)
+	annotations[machinecontroller.AnnotationSecretMDRevision] = md.Annotations[machinecontroller.AnnotationMDRevision]
+	annotations[machinecontroller.AnnotationSecretOSPVersion] = out.Profile.Version
+	annotations[machinecontroller.AnnotationSecretMDAnnotationsHash] = machinecontroller.AnnotationsHash(md.Annotations)
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        render.SecretName(ref.Name, ref.Namespace, kind),
-			Namespace:   render.CloudInitSettingsNamespace,
+			Name:        machinecontroller.SecretName(ref.Name, ref.Namespace, kind),
+			Namespace:   machinecontroller.CloudInitSettingsNamespace,
 			Labels:      ref.Labels(string(kind) + "-config"),
 			Annotations: annotations,
 		},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{render.SecretDataKey: data},
+		Data: map[string][]byte{machinecontroller.SecretDataKey: data},
 	}, nil
 }
 

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,11 +16,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 // tokensPending is how soon a sync is retried when the token informer has not
@@ -26,7 +25,7 @@ const tokensPending = 200 * time.Millisecond
 // sync brings everything of one MachineDeployment up to date. retryAfter > 0
 // asks for another sync then (token extension, informer catching up).
 func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Duration, err error) {
-	ref, err := mdref.Parse(key)
+	ref, err := machinecontroller.ParseRef(key)
 	if err != nil {
 		return 0, nil // Not retryable.
 	}
@@ -37,16 +36,16 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err != nil {
 		return 0, err
 	}
-	name, namespace, ok := profileOf(md, c.cfg.ProfileNamespace)
+	profile, ok := machinecontroller.ProfileOf(md, c.cfg.ProfileNamespace)
 	if !ok || md.DeletionTimestamp != nil {
 		return 0, c.cleanup(ctx, ref)
 	}
 	// No tokens or RBAC for an MD whose profile does not exist (yet): the
 	// profile's add event syncs it again.
-	if _, exists, err := c.cfg.Profiles.GetIndexer().GetByKey(namespace + "/" + name); err != nil || !exists {
+	if _, exists, err := c.cfg.Profiles.GetIndexer().GetByKey(profile.String()); err != nil || !exists {
 		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "ProfileNotFound",
-			"OperatingSystemProfile %s/%s not found", namespace, name)
-		return 0, fmt.Errorf("operating system profile %s/%s of machine deployment %s not found", namespace, name, ref)
+			"OperatingSystemProfile %s not found", profile)
+		return 0, fmt.Errorf("operating system profile %s of machine deployment %s not found", profile, ref)
 	}
 	if err := c.ensureNamespace(ctx); err != nil {
 		return 0, err
@@ -59,25 +58,25 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if !c.tokensVisible(ref, kubelet, fetch) {
 		return tokensPending, nil
 	}
-	provisioning := render.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeProvisioning)
-	kubeconfig := render.KubeletBootstrapSecretName(ref.Name, ref.Namespace)
+	provisioning := machinecontroller.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeProvisioning)
+	kubeconfig := machinecontroller.KubeletBootstrapSecretName(ref.Name, ref.Namespace)
 	if err := c.rbac.Ensure(ctx, ref, provisioning, kubeconfig); err != nil {
 		return 0, err
 	}
-	if err := c.ensureKubeconfig(ctx, ref, kubeconfig, kubelet); err != nil {
+	if err := c.ensureKubeconfig(ctx, ref, kubelet); err != nil {
 		return 0, err
 	}
 
-	entry := c.render(ctx, md)
-	if entry.Err != nil {
+	out := c.resolve(ctx, md)
+	if out.Err != nil {
 		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "RenderFailed",
-			"Kept the previous payload Secrets: %v", entry.Err)
-		return 0, fmt.Errorf("failed to render machine deployment %s: %w", ref, entry.Err)
+			"Kept the previous payload Secrets: %v", out.Err)
+		return 0, fmt.Errorf("failed to render machine deployment %s: %w", ref, out.Err)
 	}
 	// Provisioning first: the node fetches it as soon as machine-controller,
 	// seeing the bootstrap Secret, creates a VM.
 	for _, kind := range []osm.PayloadType{osm.PayloadTypeProvisioning, osm.PayloadTypeBootstrap} {
-		secret, err := payloadSecret(ref, md, entry, kind)
+		secret, err := payloadSecret(ref, md, out, kind)
 		if err != nil {
 			return 0, err
 		}
@@ -89,61 +88,57 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	return max(time.Until(next), time.Second), nil
 }
 
-func (c *Controller) ensureTokens(ctx context.Context, ref mdref.Ref) (kubelet, fetch bootstraptoken.Token, err error) {
-	kubelet, err = c.tokens.Ensure(ctx, bootstraptoken.Request{
-		Ref: ref, Purpose: bootstraptoken.PurposeKubelet, Groups: bootstraptoken.KubeletGroup,
+func (c *Controller) ensureTokens(ctx context.Context, ref machinecontroller.Ref) (kubelet, fetch tokens.Token, err error) {
+	kubelet, err = c.tokens.Ensure(ctx, tokens.Request{
+		Ref: ref, Purpose: tokens.PurposeKubelet, Groups: tokens.KubeletGroup,
 	})
 	if err != nil {
 		return kubelet, fetch, err
 	}
-	fetch, err = c.tokens.Ensure(ctx, bootstraptoken.Request{
-		Ref: ref, Purpose: bootstraptoken.PurposeFetch, Groups: fetchaccess.Group(ref),
+	fetch, err = c.tokens.Ensure(ctx, tokens.Request{
+		Ref: ref, Purpose: tokens.PurposeFetch, Groups: tokens.FetchGroup(ref),
 	})
 	return kubelet, fetch, err
 }
 
 // tokensVisible says whether the token informer, which renders read tokens
 // through, holds the tokens the syncer just ensured.
-func (c *Controller) tokensVisible(ref mdref.Ref, kubelet, fetch bootstraptoken.Token) bool {
-	lister := c.cfg.Secrets.TokenLister()
-	k, ok1 := bootstraptoken.Lookup(lister, ref, bootstraptoken.PurposeKubelet)
-	f, ok2 := bootstraptoken.Lookup(lister, ref, bootstraptoken.PurposeFetch)
+func (c *Controller) tokensVisible(ref machinecontroller.Ref, kubelet, fetch tokens.Token) bool {
+	lister := c.cfg.Tokens.Lister()
+	k, ok1 := tokens.Lookup(lister, ref, tokens.PurposeKubelet)
+	f, ok2 := tokens.Lookup(lister, ref, tokens.PurposeFetch)
 	return ok1 && ok2 && k.Value() == kubelet.Value() && f.Value() == fetch.Value()
 }
 
-func (c *Controller) ensureKubeconfig(ctx context.Context, ref mdref.Ref, name string, tok bootstraptoken.Token) error {
-	cluster, err := c.cfg.Cluster.Cluster()
-	if err != nil {
-		return fmt.Errorf("failed to build bootstrap kubeconfig of %s: %w", ref, err)
+func (c *Controller) ensureKubeconfig(ctx context.Context, ref machinecontroller.Ref, tok tokens.Token) error {
+	f := c.cfg.Facts.Current()
+	if f == nil || f.Cluster.ServerURL == "" || f.Cluster.CACert == "" {
+		return fmt.Errorf("failed to build bootstrap kubeconfig of %s: the API server URL and CA of the cluster are not known yet", ref)
 	}
-	secret, err := bootstraptoken.KubeconfigSecret(ref, render.CloudInitSettingsNamespace, name, cluster, tok)
+	secret, err := tokens.KubeconfigSecret(ref, f.Cluster.ServerURL, []byte(f.Cluster.CACert), tok)
 	if err != nil {
 		return err
 	}
 	return c.applySecret(ctx, secret)
 }
 
-// render calls the Renderer, turning a panic in a broken profile into an error
-// so that one profile cannot take the process down.
-func (c *Controller) render(ctx context.Context, md *clusterv1alpha1.MachineDeployment) (entry *rendercache.Entry) {
+// resolve renders md through the resolver, turning a panic in a broken
+// profile into an error so that one profile cannot take the process down.
+func (c *Controller) resolve(ctx context.Context, md *clusterv1alpha1.MachineDeployment) (out *resolve.Rendered) {
 	defer func() {
 		if r := recover(); r != nil {
 			klog.FromContext(ctx).Error(nil, "Render panicked", "machineDeployment", klog.KObj(md), "panic", r)
-			entry = &rendercache.Entry{Err: fmt.Errorf("render panicked: %v", r)}
+			out = &resolve.Rendered{Err: fmt.Errorf("render panicked: %v", r)}
 		}
 	}()
-	entry = c.cfg.Renderer.Render(ctx, md)
-	if entry == nil {
-		return &rendercache.Entry{Err: fmt.Errorf("renderer returned nothing")}
-	}
-	return entry
+	return c.cfg.Resolver.Resolve(ctx, md)
 }
 
 func (c *Controller) ensureNamespace(ctx context.Context) error {
 	if c.namespaceReady.Load() {
 		return nil
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: render.CloudInitSettingsNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: machinecontroller.CloudInitSettingsNamespace}}
 	_, err := c.cfg.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsForbidden(err):

@@ -7,15 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
 )
 
 var ctx = context.Background()
@@ -25,7 +24,7 @@ func (h *harness) secret(ns, name string) (*corev1.Secret, error) {
 }
 
 func (h *harness) payload(md string, kind osm.PayloadType) (*corev1.Secret, error) {
-	return h.secret(render.CloudInitSettingsNamespace, render.SecretName(md, "kube-system", kind))
+	return h.secret(machinecontroller.CloudInitSettingsNamespace, machinecontroller.SecretName(md, "kube-system", kind))
 }
 
 // waitPayloads waits until both payload Secrets of md hold OSP version and revision.
@@ -42,7 +41,7 @@ func (h *harness) waitPayloads(md, version, revision string) (bootstrap, provisi
 			return false, nil
 		}
 		for _, s := range []*corev1.Secret{bootstrap, provisioning} {
-			if s.Annotations[render.AnnotationSecretOSPVersion] != version || s.Annotations[render.AnnotationSecretMDRevision] != revision {
+			if s.Annotations[machinecontroller.AnnotationSecretOSPVersion] != version || s.Annotations[machinecontroller.AnnotationSecretMDRevision] != revision {
 				return false, nil
 			}
 		}
@@ -58,24 +57,24 @@ func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
 	h.mds.Add(md)
 
 	bootstrap, provisioning := h.waitPayloads("workers", "v1", "3")
-	ref := mdref.Ref{Namespace: "kube-system", Name: "workers"}
+	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
 	for _, s := range []*corev1.Secret{bootstrap, provisioning} {
 		if s.Type != corev1.SecretTypeOpaque {
 			t.Errorf("%s: type %q, want Opaque", s.Name, s.Type)
 		}
-		if got, want := s.Annotations[render.AnnotationSecretMDAnnotationsHash], render.AnnotationsHash(md.Annotations); got != want {
+		if got, want := s.Annotations[machinecontroller.AnnotationSecretMDAnnotationsHash], machinecontroller.AnnotationsHash(md.Annotations); got != want {
 			t.Errorf("%s: annotations hash %q, want %q", s.Name, got, want)
 		}
-		if owner, ok := mdref.Owner(s); !ok || owner != ref {
+		if owner, ok := machinecontroller.Owner(s); !ok || owner != ref {
 			t.Errorf("%s: owner %v %v, want %v", s.Name, owner, ok, ref)
 		}
 	}
-	kubelet, ok1 := bootstraptoken.Lookup(h.tokenLister(), ref, bootstraptoken.PurposeKubelet)
-	fetch, ok2 := bootstraptoken.Lookup(h.tokenLister(), ref, bootstraptoken.PurposeFetch)
+	kubelet, ok1 := tokens.Lookup(h.tokenLister(), ref, tokens.PurposeKubelet)
+	fetch, ok2 := tokens.Lookup(h.tokenLister(), ref, tokens.PurposeFetch)
 	if !ok1 || !ok2 {
 		t.Fatalf("tokens not found: kubelet %v fetch %v", ok1, ok2)
 	}
-	data := string(bootstrap.Data[render.SecretDataKey])
+	data := string(bootstrap.Data[machinecontroller.SecretDataKey])
 	if !strings.Contains(data, "kubelet="+kubelet.Value()) || !strings.Contains(data, "fetch="+fetch.Value()) {
 		t.Errorf("bootstrap payload %q does not hold the MD's tokens", data)
 	}
@@ -83,17 +82,17 @@ func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(fetchSecret.Data["auth-extra-groups"]); got != fetchaccess.Group(ref) {
-		t.Errorf("fetch token groups %q, want %q", got, fetchaccess.Group(ref))
+	if got := string(fetchSecret.Data["auth-extra-groups"]); got != tokens.FetchGroup(ref) {
+		t.Errorf("fetch token groups %q, want %q", got, tokens.FetchGroup(ref))
 	}
-	kubeconfig, err := h.secret(render.CloudInitSettingsNamespace, render.KubeletBootstrapSecretName("workers", "kube-system"))
+	kubeconfig, err := h.secret(machinecontroller.CloudInitSettingsNamespace, machinecontroller.KubeletBootstrapSecretName("workers", "kube-system"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(kubeconfig.Data[bootstraptoken.KubeconfigKey], []byte(kubelet.Value())) {
-		t.Errorf("kubeconfig does not hold the kubelet token:\n%s", kubeconfig.Data[bootstraptoken.KubeconfigKey])
+	if !bytes.Contains(kubeconfig.Data[machinecontroller.KubeconfigDataKey], []byte(kubelet.Value())) {
+		t.Errorf("kubeconfig does not hold the kubelet token:\n%s", kubeconfig.Data[machinecontroller.KubeconfigDataKey])
 	}
-	role, err := h.client.RbacV1().Roles(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{})
+	role, err := h.client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +100,7 @@ func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
 	if r := role.Rules; len(r) != 1 || strings.Join(r[0].Verbs, ",") != "get" || strings.Join(r[0].ResourceNames, ",") != strings.Join(want, ",") {
 		t.Errorf("role rules %+v, want get on %v only", role.Rules, want)
 	}
-	if _, err := h.client.CoreV1().Namespaces().Get(ctx, render.CloudInitSettingsNamespace, metav1.GetOptions{}); err != nil {
+	if _, err := h.client.CoreV1().Namespaces().Get(ctx, machinecontroller.CloudInitSettingsNamespace, metav1.GetOptions{}); err != nil {
 		t.Errorf("namespace: %v", err)
 	}
 }
@@ -121,8 +120,8 @@ func TestChangesReRender(t *testing.T) {
 	h.waitPayloads("workers", "v2", "2")
 
 	// And a deleted payload Secret is written again.
-	if err := h.client.CoreV1().Secrets(render.CloudInitSettingsNamespace).Delete(ctx,
-		render.SecretName("workers", "kube-system", osm.PayloadTypeBootstrap), metav1.DeleteOptions{}); err != nil {
+	if err := h.client.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Delete(ctx,
+		machinecontroller.SecretName("workers", "kube-system", osm.PayloadTypeBootstrap), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.waitPayloads("workers", "v2", "2")
@@ -148,7 +147,7 @@ func TestBrokenProfileKeepsSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(before.Data[render.SecretDataKey], after.Data[render.SecretDataKey]) || after.ResourceVersion != before.ResourceVersion {
+	if !bytes.Equal(before.Data[machinecontroller.SecretDataKey], after.Data[machinecontroller.SecretDataKey]) || after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("bootstrap secret changed after a failed render")
 	}
 
@@ -171,19 +170,19 @@ func TestDeleteCleansUp(t *testing.T) {
 	h.waitPayloads("keep", "v1", "1")
 
 	h.mds.Delete(md)
-	ref := mdref.Ref{Namespace: "kube-system", Name: "workers"}
+	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
 	h.eventually("cleanup", func() (bool, error) {
-		for _, ns := range []string{"kube-system", render.CloudInitSettingsNamespace} {
+		for _, ns := range []string{"kube-system", machinecontroller.CloudInitSettingsNamespace} {
 			l, err := h.client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: ref.Selector().String()})
 			if err != nil || len(l.Items) > 0 {
 				return false, err
 			}
 		}
-		_, err := h.client.RbacV1().Roles(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{})
+		_, err := h.client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		_, err = h.client.RbacV1().RoleBindings(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{})
+		_, err = h.client.RbacV1().RoleBindings(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 	if _, err := h.payload("keep", osm.PayloadTypeBootstrap); err != nil {

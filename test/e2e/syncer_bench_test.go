@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 )
 
 // BenchmarkSyncer1000MDs measures the syncer writing everything for 1,000
@@ -39,7 +39,7 @@ func BenchmarkSyncer1000MDs(b *testing.B) {
 		}
 		b.ResetTimer()
 		start := time.Now()
-		replica := startSyncer(b, "bench", func(c *syncer.Config) { c.Client, c.Workers = client, 16 })
+		replica := startSyncer(b, "bench", func(c *server.Config) { c.Clusters.Worker, c.Syncer.Workers = client, 16 })
 		if err := poll(ctx, 5*time.Minute, func() error { return payloadsIn(ns, 2*count) }); err != nil {
 			b.Fatal(err)
 		}
@@ -67,8 +67,8 @@ func BenchmarkSyncer1000MDs(b *testing.B) {
 
 // payloadsIn checks that the MDs of namespace have want payload Secrets.
 func payloadsIn(namespace string, want int) error {
-	list, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).List(context.Background(), metav1.ListOptions{
-		LabelSelector: mdref.NamespaceLabel + "=" + namespace + "," + mdref.PurposeLabel + " in (bootstrap-config,provisioning-config)"})
+	list, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).List(context.Background(), metav1.ListOptions{
+		LabelSelector: machinecontroller.NamespaceLabel + "=" + namespace + "," + machinecontroller.PurposeLabel + " in (bootstrap-config,provisioning-config)"})
 	if err != nil {
 		return err
 	}

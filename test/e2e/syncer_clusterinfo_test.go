@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -21,8 +23,6 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootstraptoken"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
 const caFile = "/etc/kubernetes/pki/ca.crt"
@@ -83,7 +83,7 @@ func TestSyncerReRendersOnClusterCARotation(t *testing.T) {
 // withCA checks that a provisioning Secret writes ca as the cluster CA.
 func withCA(t *testing.T, ca string) func(*corev1.Secret) error {
 	return func(s *corev1.Secret) error {
-		got := cloudConfigFile(t, string(s.Data[render.SecretDataKey]), caFile)
+		got := cloudConfigFile(t, string(s.Data[machinecontroller.SecretDataKey]), caFile)
 		if strings.TrimSpace(got) != strings.TrimSpace(ca) {
 			return fmt.Errorf("%s: %s is not the expected CA:\n%s", s.Name, caFile, got)
 		}
@@ -104,12 +104,12 @@ func oscCA(o *osmv1alpha1.OperatingSystemConfig) string {
 func kubeletKubeconfig(t *testing.T, ns, md, ca string) {
 	t.Helper()
 	eventually(t, time.Minute, func() error {
-		s, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(),
-			render.KubeletBootstrapSecretName(md, ns), metav1.GetOptions{})
+		s, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
+			machinecontroller.KubeletBootstrapSecretName(md, ns), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		cfg, err := clientcmd.Load(s.Data[bootstraptoken.KubeconfigKey])
+		cfg, err := clientcmd.Load(s.Data[machinecontroller.KubeconfigDataKey])
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}

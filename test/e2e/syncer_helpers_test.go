@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"net"
+
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+
 	"context"
 	"fmt"
 	"os"
@@ -8,110 +12,87 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/cmd/osm-apiserver/app"
+	"github.com/osm-apiserver/osm-apiserver/pkg/server"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
-	ospinformers "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions"
-	"github.com/osm-apiserver/osm-apiserver/pkg/inputs"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
-	"github.com/osm-apiserver/osm-apiserver/pkg/options"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
-// syncerLease is the Lease of the syncers the tests start in-process: not the
-// one of the harness's osm-apiserver, so both can run.
+// syncerLease is the Lease of the servers the tests start in-process: not the
+// one of the harness's osm-apiserver, so both can sync.
 const syncerLease = "e2e-syncer"
 
-// syncerReplica is one in-process syncer, wired as serve.go wires it: its own
-// informers, the API's resolver and render cache, leader-elected.
+// syncerReplica is one in-process osm-apiserver, API and syncer, built by
+// the same constructor as the binary (flags → Config → New), whose syncer
+// stands for election on syncerLease.
 type syncerReplica struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 // stop ends the replica and waits for it, as a killed process would stop
-// writing (without releasing its Lease gracefully if hard is set).
+// writing.
 func (r *syncerReplica) stop() {
 	r.cancel()
 	<-r.done
 }
 
-// startSyncer runs a syncer replica with identity id until the test ends.
-func startSyncer(t testing.TB, id string, mutate func(*syncer.Config)) *syncerReplica {
+// startSyncer runs a replica with identity id until the test ends.
+func startSyncer(t testing.TB, id string, mutate func(*server.Config)) *syncerReplica {
 	t.Helper()
-	return startSyncerOn(t, id, env.config, env.kube, mutate)
+	return startSyncerOn(t, id, "", mutate)
 }
 
-// startSyncerOn runs a syncer replica whose MachineDeployments, Secrets, tokens
-// and RBAC live in the worker cluster; profiles and the Lease stay in the
-// test cluster (management/worker mode).
-func startSyncerOn(t testing.TB, id string, worker *rest.Config, workerKube kubernetes.Interface, mutate func(*syncer.Config)) *syncerReplica {
+// startSyncerOn runs a replica whose MachineDeployments, Secrets, tokens and
+// RBAC live in the worker cluster of workerKubeconfig ("" for the test
+// cluster); profiles and the Lease stay in the test cluster
+// (management/worker mode).
+func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*server.Config)) *syncerReplica {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	lw, err := machinedeployments.NewListWatch(worker)
+	o := app.NewServeOptions()
+	o.Kubeconfig, o.WorkerClusterKubeconfig = env.kubeconfig, workerKubeconfig
+	listener, port, err := genericoptions.CreateListener("tcp", "127.0.0.1:0", net.ListenConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mds := machinedeployments.NewInformerFor(lw, 0)
-	ospFactory := ospinformers.NewSharedInformerFactory(env.osm, 0)
-	osps := ospFactory.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles()
-	secrets := syncer.NewSecretInformers(workerKube, 0)
-	cluster, err := inputs.ClusterInfo(ctx, &options.ClusterFlags{}, workerKube, worker)
+	o.SecureServing.BindAddress, o.SecureServing.BindPort, o.SecureServing.Listener = net.ParseIP("127.0.0.1"), port, listener
+	o.SecureServing.ServerCert.CertDirectory = t.TempDir()
+	o.Syncer.InstallDefaultOSPs = false
+	o.Syncer.Workers, o.Syncer.ResyncPeriod = 8, time.Minute
+	le := &o.Syncer.LeaderElection
+	le.ResourceName = syncerLease
+	le.LeaseDuration.Duration, le.RenewDeadline.Duration, le.RetryPeriod.Duration = 4*time.Second, 3*time.Second, 500*time.Millisecond
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := options.NewNodeFlags().NodeOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolver, err := inputs.New(inputs.Config{
-		Namespace:   "kube-system",
-		Profiles:    osps.Lister(),
-		Cluster:     cluster,
-		Node:        node,
-		Credentials: syncer.NewCredentialSource(secrets),
-		Renderer:    render.NewRenderer(),
-		Cache:       rendercache.New(0),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := syncer.Config{
-		Client:             workerKube,
-		MachineDeployments: mds,
-		Profiles:           osps.Informer(),
-		Secrets:            secrets,
-		Renderer:           resolver,
-		Cluster:            syncer.StaticCluster(cluster),
-		ProfileNamespace:   "kube-system",
-		Workers:            8,
-		ResyncPeriod:       time.Minute,
-	}
+	cfg.Syncer.LeaderElection.Identity = id
 	if mutate != nil {
-		mutate(&cfg)
+		mutate(cfg)
 	}
-	le := syncer.LeaderElection{
-		Enabled: true, Client: env.kube, Namespace: "kube-system", Name: syncerLease, Identity: id,
-		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+	srv, err := cfg.Complete().New()
+	if err != nil {
+		t.Fatal(err)
 	}
-	ospFactory.Start(ctx.Done())
-	secrets.Start(ctx.Done())
-	go mds.RunWithContext(ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	r := &syncerReplica{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		if err := syncer.Run(ctx, le, nil, cfg); err != nil {
-			t.Errorf("syncer %s: %v", id, err)
+		if err := srv.Run(ctx); err != nil {
+			t.Errorf("replica %s: %v", id, err)
 		}
 	}()
 	t.Cleanup(r.stop)
@@ -170,7 +151,7 @@ func syncerMD(namespace, name, osp, revision string) *clusterv1alpha1.MachineDep
 	md := &clusterv1alpha1.MachineDeployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "MachineDeployment"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{
-			render.AnnotationOSP: osp, render.AnnotationMDRevision: revision,
+			machinecontroller.AnnotationOSP: osp, machinecontroller.AnnotationMDRevision: revision,
 		}},
 	}
 	md.Spec.Selector.MatchLabels = map[string]string{"machine": name}
@@ -214,7 +195,7 @@ func payloadSecret(t testing.TB, namespace, name string, kind string, ok func(*c
 	var s *corev1.Secret
 	eventually(t, time.Minute, func() error {
 		var err error
-		s, err = env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(),
+		s, err = env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
 			fmt.Sprintf("%s-%s-%s-config", name, namespace, kind), metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -227,13 +208,13 @@ func payloadSecret(t testing.TB, namespace, name string, kind string, ok func(*c
 // annotated checks the contract annotations of a payload Secret.
 func annotated(revision, ospVersion string) func(*corev1.Secret) error {
 	return func(s *corev1.Secret) error {
-		if got := s.Annotations[render.AnnotationSecretMDRevision]; got != revision {
+		if got := s.Annotations[machinecontroller.AnnotationSecretMDRevision]; got != revision {
 			return fmt.Errorf("%s: revision %q, want %q", s.Name, got, revision)
 		}
-		if got := s.Annotations[render.AnnotationSecretOSPVersion]; got != ospVersion {
+		if got := s.Annotations[machinecontroller.AnnotationSecretOSPVersion]; got != ospVersion {
 			return fmt.Errorf("%s: osp version %q, want %q", s.Name, got, ospVersion)
 		}
-		if s.Annotations[render.AnnotationSecretMDAnnotationsHash] == "" {
+		if s.Annotations[machinecontroller.AnnotationSecretMDAnnotationsHash] == "" {
 			return fmt.Errorf("%s: no annotations hash", s.Name)
 		}
 		return nil

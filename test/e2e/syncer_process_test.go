@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // osmProcess is an extra osm-apiserver replica the test runs beside the
@@ -136,7 +136,7 @@ func TestSyncerProcessReplicasAndKill(t *testing.T) {
 	b.waitLeads(t, "b")
 	eventually(t, 2*time.Minute, func() error { return payloadsIn(ns, 2*count) })
 	for i := range count {
-		ref := mdref.Ref{Namespace: ns, Name: fmt.Sprintf("md-%03d", i)}
+		ref := machinecontroller.Ref{Namespace: ns, Name: fmt.Sprintf("md-%03d", i)}
 		if n := countOwned(t, ref); n != 5 {
 			t.Errorf("%s: %d secrets, want 5", ref, n)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,9 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/fetchaccess"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer/mdref"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 var bearerRE = regexp.MustCompile(`Bearer ([a-z0-9]{6}\.[a-z0-9]{16})`)
@@ -28,7 +28,7 @@ var bearerRE = regexp.MustCompile(`Bearer ([a-z0-9]{6}\.[a-z0-9]{16})`)
 // after replacing the machine name as machine-controller does.
 func fetchToken(t *testing.T, bootstrap *corev1.Secret) string {
 	t.Helper()
-	userData := strings.ReplaceAll(string(bootstrap.Data[render.SecretDataKey]), render.MachineNamePlaceholder, "machine-1")
+	userData := strings.ReplaceAll(string(bootstrap.Data[machinecontroller.SecretDataKey]), machinecontroller.MachineNamePlaceholder, "machine-1")
 	script := cloudConfigFile(t, userData, "/opt/bin/fetch-provisioning")
 	m := bearerRE.FindStringSubmatch(script)
 	if m == nil {
@@ -61,21 +61,21 @@ func TestSyncerSecretsAndLeastPrivilegeFetchToken(t *testing.T) {
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
 	provisioning := payloadSecret(t, ns, "alpha", "provisioning", annotated("1", "v1.0.0"))
 	payloadSecret(t, ns, "beta", "provisioning", annotated("1", "v1.0.0"))
-	if bootstrap.Type != corev1.SecretTypeOpaque || len(bootstrap.Data[render.SecretDataKey]) == 0 {
-		t.Fatalf("bootstrap secret: type %q, %d bytes of cloud-config", bootstrap.Type, len(bootstrap.Data[render.SecretDataKey]))
+	if bootstrap.Type != corev1.SecretTypeOpaque || len(bootstrap.Data[machinecontroller.SecretDataKey]) == 0 {
+		t.Fatalf("bootstrap secret: type %q, %d bytes of cloud-config", bootstrap.Type, len(bootstrap.Data[machinecontroller.SecretDataKey]))
 	}
 
 	client := asToken(t, fetchToken(t, bootstrap))
 	ctx := testContext(t)
-	secrets := client.CoreV1().Secrets(render.CloudInitSettingsNamespace)
+	secrets := client.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace)
 	own, err := secrets.Get(ctx, provisioning.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("fetch token cannot GET its own provisioning secret: %v", err)
 	}
-	if !bytes.Equal(own.Data[render.SecretDataKey], provisioning.Data[render.SecretDataKey]) {
+	if !bytes.Equal(own.Data[machinecontroller.SecretDataKey], provisioning.Data[machinecontroller.SecretDataKey]) {
 		t.Errorf("fetched provisioning payload differs from the secret")
 	}
-	kubeconfig, err := secrets.Get(ctx, render.KubeletBootstrapSecretName("alpha", ns), metav1.GetOptions{})
+	kubeconfig, err := secrets.Get(ctx, machinecontroller.KubeletBootstrapSecretName("alpha", ns), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("fetch token cannot GET its kubelet bootstrap kubeconfig: %v", err)
 	}
@@ -105,12 +105,12 @@ func TestSyncerReRendersAndKeepsLastGood(t *testing.T) {
 	applyProfile(t, e2eProfile(t, osp, "v2.0.0"))
 	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v2.0.0"))
 	// So do a new revision and a new annotation.
-	annotateMD(t, ns, "alpha", render.AnnotationMDRevision, "2")
+	annotateMD(t, ns, "alpha", machinecontroller.AnnotationMDRevision, "2")
 	payloadSecret(t, ns, "alpha", "provisioning", annotated("2", "v2.0.0"))
 	before := payloadSecret(t, ns, "alpha", "bootstrap", annotated("2", "v2.0.0"))
 	annotateMD(t, ns, "alpha", "e2e/extra", "x")
 	good := payloadSecret(t, ns, "alpha", "bootstrap", func(s *corev1.Secret) error {
-		if s.Annotations[render.AnnotationSecretMDAnnotationsHash] == before.Annotations[render.AnnotationSecretMDAnnotationsHash] {
+		if s.Annotations[machinecontroller.AnnotationSecretMDAnnotationsHash] == before.Annotations[machinecontroller.AnnotationSecretMDAnnotationsHash] {
 			return fmt.Errorf("annotations hash unchanged")
 		}
 		return nil
@@ -144,14 +144,14 @@ func TestSyncerReRendersAndKeepsLastGood(t *testing.T) {
 		}
 		return nil
 	})
-	after, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), good.Name, metav1.GetOptions{})
+	after, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), good.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Content, not resourceVersion: the harness's osm-apiserver runs a syncer of
 	// its own beside this one, and a write of the same content by the one that
 	// saw the last good render later is not a change.
-	if !bytes.Equal(after.Data[render.SecretDataKey], good.Data[render.SecretDataKey]) ||
+	if !bytes.Equal(after.Data[machinecontroller.SecretDataKey], good.Data[machinecontroller.SecretDataKey]) ||
 		!maps.Equal(after.Annotations, good.Annotations) {
 		t.Errorf("bootstrap secret changed after a failed render: annotations %v, were %v", after.Annotations, good.Annotations)
 	}
@@ -168,7 +168,7 @@ func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
 	startSyncer(t, "only", nil)
 	createMD(t, syncerMD(ns, "alpha", osp, "1"))
 	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
-	ref := mdref.Ref{Namespace: ns, Name: "alpha"}
+	ref := machinecontroller.Ref{Namespace: ns, Name: "alpha"}
 	ctx := testContext(t)
 	if n := countOwned(t, ref); n != 5 {
 		t.Fatalf("%d secrets for the MD, want 5 (2 payloads, kubeconfig, 2 tokens)", n)
@@ -184,10 +184,10 @@ func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
 		if n := countOwned(t, ref); n != 0 {
 			return fmt.Errorf("%d secrets of the deleted MD left", n)
 		}
-		if _, err := env.kube.RbacV1().Roles(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := env.kube.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("role left: %v", err)
 		}
-		if _, err := env.kube.RbacV1().RoleBindings(render.CloudInitSettingsNamespace).Get(ctx, fetchaccess.Name(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := env.kube.RbacV1().RoleBindings(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("role binding left: %v", err)
 		}
 		return nil
@@ -195,10 +195,10 @@ func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
 }
 
 // countOwned counts the Secrets written for ref in kube-system and cloud-init-settings.
-func countOwned(t *testing.T, ref mdref.Ref) int {
+func countOwned(t *testing.T, ref machinecontroller.Ref) int {
 	t.Helper()
 	n := 0
-	for _, ns := range []string{"kube-system", render.CloudInitSettingsNamespace} {
+	for _, ns := range []string{"kube-system", machinecontroller.CloudInitSettingsNamespace} {
 		l, err := env.kube.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: ref.Selector().String()})
 		if err != nil {
 			t.Fatal(err)
@@ -248,11 +248,11 @@ func TestSyncerExtendsTokens(t *testing.T) {
 		return nil
 	})
 	// The extended token still works and the payload did not change.
-	if _, err := asToken(t, token).CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(),
+	if _, err := asToken(t, token).CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
 		fmt.Sprintf("alpha-%s-provisioning-config", ns), metav1.GetOptions{}); err != nil {
 		t.Errorf("extended token: %v", err)
 	}
-	now, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
+	now, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
 	if err != nil || now.ResourceVersion != bootstrap.ResourceVersion {
 		t.Errorf("bootstrap payload rewritten by a token extension (%v)", err)
 	}
@@ -279,7 +279,7 @@ func TestSyncerLeaderFailoverConverges(t *testing.T) {
 		t.Errorf("lease still held by the stopped replica %s", leader)
 	}
 	for i := range count {
-		if n := countOwned(t, mdref.Ref{Namespace: ns, Name: fmt.Sprintf("md-%02d", i)}); n != 5 {
+		if n := countOwned(t, machinecontroller.Ref{Namespace: ns, Name: fmt.Sprintf("md-%02d", i)}); n != 5 {
 			t.Errorf("md-%02d: %d secrets, want 5: something was duplicated or lost", i, n)
 		}
 	}

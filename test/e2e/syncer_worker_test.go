@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,15 +19,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
 // TestSyncerManagementWorkerMode runs a second kube-apiserver (the harness's
 // script, in a directory of its own) as the worker cluster: MachineDeployments,
 // Secrets, tokens and RBAC live there, profiles in the test cluster.
 func TestSyncerManagementWorkerMode(t *testing.T) {
-	worker, workerKube, workerDyn := startWorkerCluster(t)
+	worker, workerKubeconfig, workerKube, workerDyn := startWorkerCluster(t)
 	ns := "syncer-worker"
 	if _, err := workerKube.CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -33,7 +33,7 @@ func TestSyncerManagementWorkerMode(t *testing.T) {
 	}
 	osp := "e2e-syncer-worker-" + fmt.Sprint(time.Now().UnixNano()%1_000_000)
 	applyProfile(t, e2eProfile(t, osp, "v1.0.0")) // In the management (test) cluster.
-	startSyncerOn(t, "worker", worker, workerKube, nil)
+	startSyncerOn(t, "worker", workerKubeconfig, nil)
 
 	md := syncerMD(ns, "alpha", osp, "1")
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(md)
@@ -46,14 +46,14 @@ func TestSyncerManagementWorkerMode(t *testing.T) {
 	}
 	name := fmt.Sprintf("alpha-%s-bootstrap-config", ns)
 	eventually(t, time.Minute, func() error {
-		s, err := workerKube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{})
+		s, err := workerKube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		return annotated("1", "v1.0.0")(s)
 	})
 	// The fetch token in the payload works against the worker's kube-apiserver.
-	bootstrap, err := workerKube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{})
+	bootstrap, err := workerKube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +62,17 @@ func TestSyncerManagementWorkerMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fetcher.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(),
+	if _, err := fetcher.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
 		fmt.Sprintf("alpha-%s-provisioning-config", ns), metav1.GetOptions{}); err != nil {
 		t.Errorf("fetch token against the worker cluster: %v", err)
 	}
-	if _, err := env.kube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("payload secret in the management cluster: %v, want NotFound", err)
 	}
 	// A new profile version in the management cluster re-renders in the worker.
 	applyProfile(t, e2eProfile(t, osp, "v2.0.0"))
 	eventually(t, time.Minute, func() error {
-		s, err := workerKube.CoreV1().Secrets(render.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{})
+		s, err := workerKube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func TestSyncerManagementWorkerMode(t *testing.T) {
 
 // startWorkerCluster starts etcd and kube-apiserver with hack/local-cluster.sh
 // in a directory of its own and stops them when the test ends.
-func startWorkerCluster(t *testing.T) (cfg *rest.Config, kube kubernetes.Interface, dyn dynamic.Interface) {
+func startWorkerCluster(t *testing.T) (cfg *rest.Config, kubeconfig string, kube kubernetes.Interface, dyn dynamic.Interface) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "worker")
 	harness := []string{"OSM_CLUSTER_DIR=" + dir, fmt.Sprintf("OSM_CLUSTER_WATCH_PID=%d", os.Getpid())}
@@ -98,7 +98,8 @@ func startWorkerCluster(t *testing.T) (cfg *rest.Config, kube kubernetes.Interfa
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err = clientcmd.BuildConfigFromFlags("", vars["KUBECONFIG"])
+	kubeconfig = vars["KUBECONFIG"]
+	cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,5 +110,5 @@ func startWorkerCluster(t *testing.T) (cfg *rest.Config, kube kubernetes.Interfa
 	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	return cfg, kube, dyn
+	return cfg, kubeconfig, kube, dyn
 }

@@ -3,17 +3,15 @@ package app
 import (
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/spf13/pflag"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/options"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
-	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
 // serviceName is the Service in front of osm-apiserver (artifacts/deploy); the
@@ -30,7 +28,7 @@ type ServeOptions struct {
 	Features       *genericoptions.FeatureOptions
 	Logs           *logsapi.LoggingConfiguration
 
-	Syncer  *syncer.Options
+	Syncer  *options.SyncerFlags
 	Node    *options.NodeFlags
 	Cluster *options.ClusterFlags
 
@@ -45,8 +43,6 @@ type ServeOptions struct {
 	// ServiceNamespace is the namespace of the Service in front of the server,
 	// for the self-signed certificate.
 	ServiceNamespace string
-	// DisableDefaultOSPs keeps the syncer from installing the default profiles.
-	DisableDefaultOSPs bool
 	// RenderCacheSize bounds the render cache, in MachineDeployments.
 	RenderCacheSize int
 	// WatchHistory is how many changes a watch can resume from.
@@ -66,11 +62,11 @@ func NewServeOptions() *ServeOptions {
 		Features:         genericoptions.NewFeatureOptions(),
 		Logs:             logsapi.NewLoggingConfiguration(),
 		Node:             options.NewNodeFlags(),
-		Syncer:           syncer.NewOptions(),
+		Syncer:           options.NewSyncerFlags(),
 		Cluster:          &options.ClusterFlags{},
 		Namespace:        "kube-system",
 		ServiceNamespace: "kube-system",
-		RenderCacheSize:  rendercache.DefaultSize,
+		RenderCacheSize:  resolve.DefaultCacheSize,
 		WatchHistory:     changefeed.DefaultHistory,
 		MemoryLimit:      memoryLimitAuto,
 		GCPercent:        defaultGCPercent,
@@ -103,7 +99,6 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
 	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
-	fs.BoolVar(&o.DisableDefaultOSPs, "disable-default-osps", o.DisableDefaultOSPs, "Don't install the default OperatingSystemProfiles.")
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Rendered MachineDeployments kept in memory (least recently used are dropped).")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft memory limit of the Go runtime (a quantity such as 256Mi; 0 for none). \"auto\": GOMEMLIMIT if set, else 75% of the container's memory limit if there is one, else none.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "Garbage collection target of the Go runtime, as GOGC (which wins when set): the heap may grow this many percent over what is live before a collection.")
@@ -140,10 +135,4 @@ func (o *ServeOptions) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// servingCertNames are the names of the self-signed serving certificate.
-func (o *ServeOptions) servingCertNames() (dns []string, ips []net.IP) {
-	svc := serviceName + "." + o.ServiceNamespace + ".svc"
-	return []string{svc, svc + ".cluster.local", "localhost"}, []net.IP{net.ParseIP("127.0.0.1")}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,6 +62,7 @@ Example:
 	fs.StringVar(&o.output, "output", o.output, "What to print: osc (the OperatingSystemConfig as YAML), bootstrap or provisioning (raw user-data).")
 	o.node.AddFlags(fs)
 	o.cluster.AddFlags(fs)
+	o.cluster.AddTokenFlags(fs)
 	return cmd
 }
 
@@ -131,7 +134,7 @@ func oscYAML(in render.Input, res *render.Result) ([]byte, error) {
 		Spec:       res.Config,
 		Status: osm.OperatingSystemConfigStatus{
 			Profile:                   osm.ProfileReference{Namespace: in.OSP.Namespace, Name: in.OSP.Name, Version: in.OSP.Spec.Version},
-			MachineDeploymentRevision: md.Annotations[render.AnnotationMDRevision],
+			MachineDeploymentRevision: md.Annotations[machinecontroller.AnnotationMDRevision],
 			BootstrapPayloadSize:      int64(len(res.Bootstrap.UserData)),
 			ProvisioningPayloadSize:   int64(len(res.Provisioning.UserData)),
 		},

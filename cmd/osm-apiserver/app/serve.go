@@ -43,19 +43,15 @@ func runServe(cmd *cobra.Command, o *ServeOptions) error {
 	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
 		return err
 	}
-	c, err := o.clusters()
+	cfg, err := o.Config()
 	if err != nil {
 		return err
 	}
-	cfg, err := o.Config(ctx, c)
-	if err != nil {
-		return err
-	}
-	server, err := o.wireSyncer(cfg, c)
+	server, err := cfg.Complete().New()
 	if err != nil {
 		return fmt.Errorf("failed to create the server: %w", err)
 	}
-	return server.Run(ctx.Done())
+	return server.Run(ctx)
 }
 
 // setSectionedHelp makes `--help` of cmd print its flags in named sections.

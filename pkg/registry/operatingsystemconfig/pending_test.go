@@ -5,19 +5,21 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
 // A new MD whose tokens the syncer has not created yet is Pending, not an error.
 func TestPendingIsNotAnError(t *testing.T) {
-	mds := registrytest.Lister{registrytest.MD("a", "new", "osp-ubuntu", nil)}
+	mds := machinecontrollertest.Lister{machinecontrollertest.MD("a", "new", "osp-ubuntu", nil)}
 	// Wrapped as the resolver wraps credential errors.
-	renderer := &registrytest.Renderer{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
+	renderer := &registrytest.Resolver{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
 	r := NewREST(mds, renderer, changefeed.New(10))
 	obj, err := r.Get(genericapirequest.WithNamespace(context.Background(), "a"), "new", &metav1.GetOptions{})
 	if err != nil {

@@ -4,80 +4,44 @@
 package operatingsystemconfig
 
 import (
-	"context"
-	"fmt"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinedeployments"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
-// REST is the storage of operatingsystemconfigs. It implements no write
-// interface, so the generic server answers writes with 405.
+// REST is the storage of operatingsystemconfigs.
 type REST struct {
-	groupResource schema.GroupResource
-	mds           machinedeployments.Lister
-	renderer      registry.Renderer
-	feed          *changefeed.Feed
+	*registry.Store
 }
 
 var (
-	_ rest.Storage              = &REST{}
-	_ rest.Getter               = &REST{}
-	_ rest.Lister               = &REST{}
-	_ rest.Watcher              = &REST{}
-	_ rest.TableConvertor       = &REST{}
-	_ rest.Scoper               = &REST{}
-	_ rest.SingularNameProvider = &REST{}
-	_ rest.ShortNamesProvider   = &REST{}
-	_ rest.CategoriesProvider   = &REST{}
+	_ rest.Getter             = &REST{}
+	_ rest.Lister             = &REST{}
+	_ rest.Watcher            = &REST{}
+	_ rest.TableConvertor     = &REST{}
+	_ rest.ShortNamesProvider = &REST{}
 )
 
-// NewREST returns the storage reading MDs from mds, rendering through renderer
-// and watching feed.
-func NewREST(mds machinedeployments.Lister, renderer registry.Renderer, feed *changefeed.Feed) *REST {
-	return &REST{
-		groupResource: osm.Resource(registry.OperatingSystemConfigs),
-		mds:           mds,
-		renderer:      renderer,
-		feed:          feed,
-	}
-}
-
-// New implements rest.Storage.
-func (r *REST) New() runtime.Object {
-	return &osm.OperatingSystemConfig{}
-}
-
-// Destroy implements rest.Storage.
-func (r *REST) Destroy() {}
-
-// NewList implements rest.Lister.
-func (r *REST) NewList() runtime.Object {
-	return &osm.OperatingSystemConfigList{}
-}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *REST) NamespaceScoped() bool {
-	return true
-}
-
-// GetSingularName implements rest.SingularNameProvider.
-func (r *REST) GetSingularName() string {
-	return "operatingsystemconfig"
+// NewREST returns the storage reading MDs from mds, their outputs from
+// resolver and changes from feed.
+func NewREST(mds machinecontroller.Lister, resolver resolve.Interface, feed *changefeed.Feed) *REST {
+	return &REST{&registry.Store{
+		Resource:           osm.Resource(registry.OperatingSystemConfigs),
+		SingularName:       "operatingsystemconfig",
+		NewFunc:            func() runtime.Object { return &osm.OperatingSystemConfig{} },
+		NewListFunc:        func() runtime.Object { return &osm.OperatingSystemConfigList{} },
+		Objects:            objects{},
+		MachineDeployments: mds,
+		Resolver:           resolver,
+		Feed:               feed,
+	}}
 }
 
 // ShortNames implements rest.ShortNamesProvider.
@@ -85,86 +49,32 @@ func (r *REST) ShortNames() []string {
 	return []string{"osc"}
 }
 
-// Categories implements rest.CategoriesProvider: `kubectl get osm` lists both resources.
-func (r *REST) Categories() []string {
-	return []string{"osm"}
+// objects: an MD's OSC has the MD's name and always exists; a failed render is
+// shown in its status.
+type objects struct{}
+
+func (objects) Names(mdName string) []string { return []string{mdName} }
+
+func (objects) MachineDeployment(name string) (string, bool) { return name, true }
+
+func (objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, _, rv string) (runtime.Object, error) {
+	return newObject(md, out, rv), nil
 }
 
-// Get implements rest.Getter.
-func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
-	namespace := genericapirequest.NamespaceValue(ctx)
-	md, err := r.mds.Get(namespace, name)
-	if errors.IsNotFound(err) || err == nil && !changefeed.HasProfile(md) {
-		return nil, errors.NewNotFound(r.groupResource, name)
-	}
-	if err != nil {
-		klog.ErrorS(err, "Failed to get machinedeployment", "machineDeployment", klog.KRef(namespace, name))
-		return nil, fmt.Errorf("failed to get machinedeployment %s/%s: %w", namespace, name, err)
-	}
-	return r.object(ctx, md, registry.Version(r.feed, md)), nil
+func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object {
+	return &osm.OperatingSystemConfig{ObjectMeta: registry.ObjectMeta(md, name, rv)}
 }
 
-// List implements rest.Lister. An MD whose render fails is listed with the error
-// in its status; it does not fail the list.
-func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	// Read the version before the MDs: a watch from it then misses no change.
-	version := r.feed.Current()
-	mds, err := registry.ListMachineDeployments(ctx, r.mds, options)
-	if err != nil {
-		return nil, err
-	}
-	fields := registry.FieldSelector(options)
-	list := &osm.OperatingSystemConfigList{Items: make([]osm.OperatingSystemConfig, 0, len(mds))}
-	list.ResourceVersion = fmt.Sprint(version)
-	for _, md := range mds {
-		meta := metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace}
-		if !registry.MatchesFields(&meta, fields) {
-			continue
-		}
-		list.Items = append(list.Items, *r.object(ctx, md, registry.Version(r.feed, md)))
-	}
-	return list, nil
-}
-
-// Watch implements rest.Watcher: MD changes and changes of the profiles they use
-// arrive as events.
-func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
-	return registry.Watch(ctx, registry.WatchSource{
-		Resource: r.groupResource,
-		Feed:     r.feed,
-		List: func(ctx context.Context, options *metainternalversion.ListOptions) ([]runtime.Object, error) {
-			obj, err := r.List(ctx, options)
-			if err != nil {
-				return nil, err
-			}
-			items := obj.(*osm.OperatingSystemConfigList).Items
-			objs := make([]runtime.Object, len(items))
-			for i := range items {
-				objs[i] = &items[i]
-			}
-			return objs, nil
-		},
-		Events: func(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event {
-			return []watch.Event{{Type: typ, Object: r.object(ctx, ev.MD, rv)}}
-		},
-		New: r.New,
-	}, options)
-}
-
-func (r *REST) object(ctx context.Context, md *clusterv1alpha1.MachineDeployment, rv string) *osm.OperatingSystemConfig {
-	return newObject(md, r.renderer.Render(ctx, md), rv)
-}
-
-// newObject builds the OSC of md from a cache entry.
-func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, rv string) *osm.OperatingSystemConfig {
-	spec, err := e.Config()
-	renderErr := e.Err
+// newObject builds the OSC of md from its output.
+func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv string) *osm.OperatingSystemConfig {
+	spec, err := out.Config()
+	renderErr := out.Err
 	if err != nil {
 		// Not the MD's fault, but the OSC is where its state is shown.
 		klog.ErrorS(err, "Failed to read a rendered config", "machineDeployment", klog.KObj(md))
 		spec, renderErr = &osm.OperatingSystemConfigSpec{}, err
 	}
-	pending, ok := e.Pending()
+	pending, ok := out.Pending()
 	if ok {
 		// Not an error: the config renders as soon as what it waits for is there.
 		renderErr = nil
@@ -173,10 +83,10 @@ func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, rv s
 		ObjectMeta: registry.ObjectMeta(md, md.Name, rv),
 		Spec:       *spec,
 		Status: osm.OperatingSystemConfigStatus{
-			Profile:                   e.Profile,
-			MachineDeploymentRevision: md.Annotations[registry.RevisionAnnotation],
-			BootstrapPayloadSize:      e.Bootstrap.Size,
-			ProvisioningPayloadSize:   e.Provisioning.Size,
+			Profile:                   out.Profile,
+			MachineDeploymentRevision: md.Annotations[machinecontroller.AnnotationMDRevision],
+			BootstrapPayloadSize:      out.Bootstrap.Size,
+			ProvisioningPayloadSize:   out.Provisioning.Size,
 			RenderError:               registry.ErrorMessage(renderErr),
 			Pending:                   pending,
 		},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+
 	"k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,19 +15,19 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
 func newTestREST() (*REST, *changefeed.Feed) {
-	mds := registrytest.Lister{
-		registrytest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"}),
-		registrytest.MD("a", "broken", "osp-broken", nil),
-		registrytest.MD("a", "plain", "", nil),
-		registrytest.MD("b", "flatcar", "osp-flatcar", map[string]string{"pool": "y"}),
+	mds := machinecontrollertest.Lister{
+		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"}),
+		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
+		machinecontrollertest.MD("a", "plain", "", nil),
+		machinecontrollertest.MD("b", "flatcar", "osp-flatcar", map[string]string{"pool": "y"}),
 	}
 	feed := changefeed.New(10)
-	renderer := &registrytest.Renderer{Errors: map[string]error{"broken": registrytest.ErrBroken}}
+	renderer := &registrytest.Resolver{Errors: map[string]error{"broken": registrytest.ErrBroken}}
 	return NewREST(mds, renderer, feed), feed
 }
 
@@ -154,7 +156,7 @@ func TestMetadata(t *testing.T) {
 
 func TestWatch(t *testing.T) {
 	r, feed := newTestREST()
-	mds := registrytest.Lister{registrytest.MD("a", "ubuntu", "osp-ubuntu", nil)}
+	mds := machinecontrollertest.Lister{machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", nil)}
 	ctx := genericapirequest.WithNamespace(context.Background(), "a")
 
 	w, err := r.Watch(ctx, &metainternalversion.ListOptions{})
@@ -168,7 +170,7 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("initial event %s %v, want ADDED %s", ev.Type, ev.Object.(*osm.OperatingSystemConfig).Name, want)
 		}
 	}
-	feed.Publish(watch.Modified, registrytest.MD("b", "flatcar", "osp-flatcar", nil)) // other namespace
+	feed.Publish(watch.Modified, machinecontrollertest.MD("b", "flatcar", "osp-flatcar", nil)) // other namespace
 	seq := feed.Publish(watch.Modified, mds[0])
 	ev := <-w.ResultChan()
 	osc := ev.Object.(*osm.OperatingSystemConfig)
@@ -220,7 +222,7 @@ func TestWatchInitialEventsBookmark(t *testing.T) {
 			if ev := <-w.ResultChan(); ev.Type != watch.Added {
 				t.Fatalf("first event %s", ev.Type)
 			}
-			feed.Publish(watch.Modified, registrytest.MD("b", "flatcar", "osp-flatcar", nil))
+			feed.Publish(watch.Modified, machinecontrollertest.MD("b", "flatcar", "osp-flatcar", nil))
 			ev := <-w.ResultChan()
 			if got := ev.Type == watch.Bookmark; got != tc.wantBookmark {
 				t.Fatalf("second event %s, want bookmark %v", ev.Type, tc.wantBookmark)
@@ -243,8 +245,8 @@ func TestWatchRelabelling(t *testing.T) {
 	if ev := <-w.ResultChan(); ev.Type != watch.Added || ev.Object.(*osm.OperatingSystemConfig).Name != "ubuntu" {
 		t.Fatalf("initial event %s %v", ev.Type, ev.Object)
 	}
-	in := registrytest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"})
-	out := registrytest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "z"})
+	in := machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"})
+	out := machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "z"})
 	feed.PublishUpdate(in, out)
 	feed.PublishUpdate(out, out) // outside the selection before and after: nothing
 	feed.PublishUpdate(out, in)

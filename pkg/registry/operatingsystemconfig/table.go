@@ -38,7 +38,7 @@ func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtim
 			addRows(table, &t.Items[i])
 		}
 	default:
-		return nil, registry.UnexpectedObject(r.groupResource, object)
+		return nil, registry.UnexpectedObject(r.Resource, object)
 	}
 	return table, nil
 }

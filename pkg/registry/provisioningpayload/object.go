@@ -5,11 +5,15 @@ import (
 	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
-	"github.com/osm-apiserver/osm-apiserver/pkg/rendercache"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
+
+// types are the payloads of one MD, in the order they are listed.
+var types = []osm.PayloadType{osm.PayloadTypeBootstrap, osm.PayloadTypeProvisioning}
 
 func payloadName(mdName string, kind osm.PayloadType) string {
 	return mdName + "-" + string(kind)
@@ -24,15 +28,31 @@ func parseName(name string) (string, osm.PayloadType, bool) {
 	return "", "", false
 }
 
-func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind osm.PayloadType, rv string) (*osm.ProvisioningPayload, error) {
-	p := e.Payload(kind)
+// objects: an MD has two payloads while its render succeeds, none otherwise.
+type objects struct{}
+
+func (objects) Names(mdName string) []string {
+	return []string{payloadName(mdName, osm.PayloadTypeBootstrap), payloadName(mdName, osm.PayloadTypeProvisioning)}
+}
+
+func (objects) MachineDeployment(name string) (string, bool) {
+	md, _, ok := parseName(name)
+	return md, ok
+}
+
+func (objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, name, rv string) (runtime.Object, error) {
+	_, kind, _ := parseName(name)
+	if out.Err != nil {
+		return nil, fmt.Errorf("machinedeployment %s/%s has no %s payload: %w", md.Namespace, md.Name, kind, out.Err)
+	}
+	p := out.Payload(kind)
 	data, err := p.UserData()
 	if err != nil {
 		return nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err)
 	}
-	cloud := e.CloudProvider
+	cloud := out.CloudProvider
 	return &osm.ProvisioningPayload{
-		ObjectMeta: registry.ObjectMeta(md, payloadName(md.Name, kind), rv),
+		ObjectMeta: registry.ObjectMeta(md, name, rv),
 		Spec: osm.ProvisioningPayloadSpec{
 			MachineDeployment: md.Name,
 			Type:              kind,
@@ -44,4 +64,13 @@ func newObject(md *clusterv1alpha1.MachineDeployment, e *rendercache.Entry, kind
 			UserDataLimit:     userDataLimit(kind, cloud),
 		},
 	}, nil
+}
+
+// Stub names the payload, without content: there is none.
+func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object {
+	_, kind, _ := parseName(name)
+	return &osm.ProvisioningPayload{
+		ObjectMeta: registry.ObjectMeta(md, name, rv),
+		Spec:       osm.ProvisioningPayloadSpec{MachineDeployment: md.Name, Type: kind},
+	}
 }

@@ -7,19 +7,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
 // A payload whose tokens the syncer has not created yet answers 503 with
 // Retry-After and says why, so that clients retry instead of reporting a fault.
 func TestGetPending(t *testing.T) {
-	mds := registrytest.Lister{registrytest.MD("a", "new", "osp-ubuntu", nil)}
-	renderer := &registrytest.Renderer{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
+	mds := machinecontrollertest.Lister{machinecontrollertest.MD("a", "new", "osp-ubuntu", nil)}
+	renderer := &registrytest.Resolver{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
 	r := NewREST(mds, renderer, changefeed.New(10))
 	_, err := r.Get(genericapirequest.WithNamespace(context.Background(), "a"), "new-bootstrap", &metav1.GetOptions{})
 	var status errors.APIStatus

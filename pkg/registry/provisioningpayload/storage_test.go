@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+
 	"k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,19 +17,19 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
 func newTestREST() (*REST, *changefeed.Feed) {
-	mds := registrytest.Lister{
-		registrytest.MD("a", "ubuntu", "osp-ubuntu", nil),
-		registrytest.MD("a", "broken", "osp-broken", nil),
-		registrytest.MD("a", "x-bootstrap", "osp-ubuntu", nil),
-		registrytest.MD("a", "plain", "", nil),
+	mds := machinecontrollertest.Lister{
+		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", nil),
+		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
+		machinecontrollertest.MD("a", "x-bootstrap", "osp-ubuntu", nil),
+		machinecontrollertest.MD("a", "plain", "", nil),
 	}
 	feed := changefeed.New(10)
-	renderer := &registrytest.Renderer{Errors: map[string]error{"broken": registrytest.ErrBroken}}
+	renderer := &registrytest.Resolver{Errors: map[string]error{"broken": registrytest.ErrBroken}}
 	return NewREST(mds, renderer, feed), feed
 }
 
@@ -140,7 +142,7 @@ func TestWatchEmitsBothPayloads(t *testing.T) {
 	if ev := <-w.ResultChan(); ev.Type != watch.Added || ev.Object.(*osm.ProvisioningPayload).Name != "ubuntu-bootstrap" {
 		t.Fatalf("initial event %s %v", ev.Type, ev.Object)
 	}
-	feed.Publish(watch.Deleted, registrytest.MD("a", "ubuntu", "osp-ubuntu", nil))
+	feed.Publish(watch.Deleted, machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", nil))
 	if ev := <-w.ResultChan(); ev.Type != watch.Deleted || ev.Object.(*osm.ProvisioningPayload).Name != "ubuntu-bootstrap" {
 		t.Fatalf("got %s %v, want DELETED ubuntu-bootstrap", ev.Type, ev.Object)
 	}
@@ -164,7 +166,7 @@ func TestWatchBrokenPayloadsAreDeleted(t *testing.T) {
 			t.Fatalf("initial event %s", ev.Type)
 		}
 	}
-	broken := registrytest.MD("a", "broken", "osp-broken", nil)
+	broken := machinecontrollertest.MD("a", "broken", "osp-broken", nil)
 	feed.Publish(watch.Added, broken) // never rendered: not announced
 	feed.Publish(watch.Modified, broken)
 	for _, want := range []string{"broken-bootstrap", "broken-provisioning"} {

@@ -36,7 +36,7 @@ func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtim
 			addRow(table, &t.Items[i])
 		}
 	default:
-		return nil, registry.UnexpectedObject(r.groupResource, object)
+		return nil, registry.UnexpectedObject(r.Resource, object)
 	}
 	return table, nil
 }

@@ -27,13 +27,12 @@ type Input struct {
 	ExternalCloudProvider bool
 	// Namespace is where KubeVirt VMs of the cluster live; "" means kube-system.
 	Namespace string
-	// Resolve, when set, returns the value of a secretKeyRef or configMapKeyRef
-	// in the cloudProviderSpec. Without it such references are an error: this
-	// package reads no cluster. TODO: the server passes a lister-backed resolver.
-	Resolve func(ref Reference) (string, error)
 }
 
-// Reference is a configVar's secretKeyRef or configMapKeyRef.
+// Reference is a configVar's secretKeyRef or configMapKeyRef. References are
+// not resolved: the MachineDeployment names them, and reading whatever Secret
+// it names would hand one tenant's credentials to another's nodes. Only
+// kubelets older than 1.29 with an in-tree cloud provider read a cloud-config.
 type Reference struct {
 	// Kind is "Secret" or "ConfigMap".
 	Kind, Namespace, Name, Key string
@@ -82,7 +81,7 @@ func Generate(in Input) (string, error) {
 	if len(in.Spec) == 0 || string(in.Spec) == "null" {
 		return "", fmt.Errorf("cloud-config for %s: cloudProviderSpec is empty", in.CloudProvider)
 	}
-	s, err := gen(&resolver{resolve: in.Resolve}, in)
+	s, err := gen(&resolver{}, in)
 	if err != nil {
 		return "", fmt.Errorf("cloud-config for %s: %w", in.CloudProvider, err)
 	}
@@ -106,7 +105,7 @@ func hasInTreeProviders(v string) (bool, error) {
 }
 
 // InputFor returns the Input for a MachineDeployment's providerSpec.value and
-// its kubelet version; callers add ExternalCloudProvider, Namespace, Resolve.
+// its kubelet version; callers add ExternalCloudProvider and Namespace.
 func InputFor(pc *providerconfig.Config, kubeletVersion string) Input {
 	return Input{
 		CloudProvider:  string(pc.CloudProvider),

@@ -3,7 +3,6 @@ package cloudconfig
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -42,13 +41,6 @@ func TestGenerate(t *testing.T) {
 			in:   Input{CloudProvider: "kubevirt", KubeletVersion: "1.28.0", Namespace: "cluster-abc", Spec: []byte(`{"auth":{"kubeconfig":{"value":"` + base64.StdEncoding.EncodeToString([]byte(kubeconfig)) + `"}}}`)},
 			want: "global:\n    kubeconfig: |\n        apiVersion: v1\n        kind: Config\n    namespace: cluster-abc\n",
 		},
-		{
-			name: "secret reference resolved",
-			in: Input{CloudProvider: "aws", KubeletVersion: "1.28.0", Spec: []byte(`{"vpcId":{"secretKeyRef":{"namespace":"kube-system","name":"aws","key":"vpc"}}}`),
-				Resolve: func(ref Reference) (string, error) { return "from-" + ref.Name + "-" + ref.Key, nil }},
-			want: "VPC=\"from-aws-vpc\"\n",
-			part: true,
-		},
 		{name: "external cloud provider", in: Input{CloudProvider: "aws", ExternalCloudProvider: true, KubeletVersion: "1.28.0", Spec: []byte(`{}`)}},
 		{name: "kubelet 1.29", in: Input{CloudProvider: "openstack", KubeletVersion: "1.29.0", Spec: []byte(`{}`)}},
 		{name: "kubelet 1.31 with empty spec", in: Input{CloudProvider: "openstack", KubeletVersion: "1.31.0", Spec: []byte(`{}`)}},
@@ -79,9 +71,9 @@ func TestGenerateErrors(t *testing.T) {
 		{"bad version", Input{CloudProvider: "aws", KubeletVersion: "latest"}, `kubelet version "latest" is not MAJOR.MINOR`},
 		{"empty spec", Input{CloudProvider: "aws", KubeletVersion: "1.28.0"}, "cloud-config for aws: cloudProviderSpec is empty"},
 		{"secret reference", Input{CloudProvider: "openstack", KubeletVersion: "1.28.0", Spec: []byte(`{"password":{"secretKeyRef":{"namespace":"kube-system","name":"os","key":"pw"}}}`)},
-			`cloud-config for openstack: password refers to secret kube-system/os key "pw"; only literal values are supported here`},
-		{"resolver error", Input{CloudProvider: "aws", KubeletVersion: "1.28.0", Spec: []byte(`{"vpcId":{"configMapKeyRef":{"namespace":"ns","name":"cm","key":"k"}}}`),
-			Resolve: func(Reference) (string, error) { return "", fmt.Errorf("configmap ns/cm not found") }}, "cloud-config for aws: vpcId: configmap ns/cm not found"},
+			`cloud-config for openstack: password refers to secret kube-system/os key "pw"; references are not resolved: set the value inline, or use an external cloud provider`},
+		{"configmap reference", Input{CloudProvider: "aws", KubeletVersion: "1.28.0", Spec: []byte(`{"vpcId":{"configMapKeyRef":{"namespace":"ns","name":"cm","key":"k"}}}`)},
+			`cloud-config for aws: vpcId refers to configmap ns/cm key "k"; references are not resolved`},
 		{"gce without account", Input{CloudProvider: "gce", KubeletVersion: "1.28.0", Spec: []byte(`{"zone":"z"}`)}, "serviceAccount is empty"},
 		{"kubevirt kubeconfig not base64", Input{CloudProvider: "kubevirt", KubeletVersion: "1.28.0", Spec: []byte(`{"auth":{"kubeconfig":"apiVersion: v1"}}`)}, "auth.kubeconfig is not base64"},
 		{"invalid spec", Input{CloudProvider: "vsphere", KubeletVersion: "1.28.0", Spec: []byte(`{"cpus":"two"}`)}, "cloud-config for vsphere: cloudProviderSpec: json: cannot unmarshal"},

@@ -7,12 +7,11 @@ import (
 	"k8c.io/machine-controller/sdk/providerconfig"
 )
 
-// resolver reads configVars: literal values directly, references through the
-// Input's Resolve function. The first error sticks, so that generators can read
-// all their fields and check once.
+// resolver reads configVars: literal values; a reference is an error (see
+// Reference). The first error sticks, so that generators can read all their
+// fields and check once.
 type resolver struct {
-	resolve func(Reference) (string, error)
-	err     error
+	err error
 }
 
 // str returns the value of the configVar at field, "" when it is unset.
@@ -29,15 +28,8 @@ func (r *resolver) str(field string, v providerconfig.ConfigVarString) string {
 	default:
 		return ""
 	}
-	if r.resolve == nil {
-		r.err = fmt.Errorf("%s refers to %s; only literal values are supported here", field, ref)
-		return ""
-	}
-	s, err := r.resolve(ref)
-	if err != nil {
-		r.err = fmt.Errorf("%s: %w", field, err)
-	}
-	return s
+	r.err = fmt.Errorf("%s refers to %s; references are not resolved: set the value inline, or use an external cloud provider (--external-cloud-provider)", field, ref)
+	return ""
 }
 
 // bool returns the value of the boolean configVar at field, false when unset.

@@ -22,11 +22,11 @@ func BenchmarkEncode(b *testing.B) {
 	b.ReportAllocs()
 	size := 0
 	for b.Loop() {
-		x, err := EncodeWithOptions(boot, opts)
+		x, err := Encode(boot, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		y, err := Encode(prov)
+		y, err := Encode(prov, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,11 +6,8 @@ import (
 	"fmt"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
-
-// MachineNamePlaceholder is replaced with the Machine's name by machine-controller
-// before it hands the bootstrap user-data to the cloud.
-const MachineNamePlaceholder = "<MACHINE_NAME>"
 
 // machineNameFile is where the OSPs' scripts look for the node's name.
 const machineNameFile = "/etc/machine-name"
@@ -36,16 +33,12 @@ func Hostname(payload osm.PayloadType, cloudProvider, machineDeployment string) 
 	case cloudProvider == "edge":
 		return machineDeployment
 	}
-	return MachineNamePlaceholder
+	return machinecontroller.MachineNamePlaceholder
 }
 
-// Encode writes cfg as a "#cloud-config" document: what a node needs, as upstream emits it.
-func Encode(cfg osm.OSCConfig) ([]byte, error) {
-	return EncodeWithOptions(cfg, Options{})
-}
-
-// EncodeWithOptions is Encode with the settings that do not come from cfg.
-func EncodeWithOptions(cfg osm.OSCConfig, opts Options) ([]byte, error) {
+// Encode writes cfg as a "#cloud-config" document, what a node needs, as
+// upstream emits it, with the settings of opts that do not come from cfg.
+func Encode(cfg osm.OSCConfig, opts Options) ([]byte, error) {
 	b := make([]byte, 0, sizeHint(cfg))
 	b = append(b, "#cloud-config\n"...)
 	var err error

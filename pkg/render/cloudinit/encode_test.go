@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -53,7 +54,7 @@ var goldenCases = []struct {
 			Files:            []osm.File{file("/opt/bin/bootstrap", 755, "b64", "#!/bin/bash\necho hi\n")},
 			CloudInitModules: &osm.CloudInitModule{RunCMD: []string{"systemctl restart bootstrap.service", "echo a: b"}},
 		},
-		opts: Options{Hostname: MachineNamePlaceholder, DistUpgradeOnBoot: true},
+		opts: Options{Hostname: machinecontroller.MachineNamePlaceholder, DistUpgradeOnBoot: true},
 	},
 	{name: "tricky-files", cfg: osm.OSCConfig{Files: tricky}},
 	{
@@ -85,7 +86,7 @@ var goldenCases = []struct {
 func TestEncodeGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := EncodeWithOptions(tc.cfg, tc.opts)
+			got, err := Encode(tc.cfg, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestEncodeErrors(t *testing.T) {
 		{"unit content", osm.OSCConfig{Units: []osm.Unit{{Name: "a.service", Content: ptr("\xff")}}}, "unit a.service: content: not valid UTF-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Encode(tc.cfg)
+			_, err := Encode(tc.cfg, Options{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
 			}
@@ -140,7 +141,7 @@ func TestHostname(t *testing.T) {
 		cloud   string
 		want    string
 	}{
-		{osm.PayloadTypeBootstrap, "openstack", MachineNamePlaceholder},
+		{osm.PayloadTypeBootstrap, "openstack", machinecontroller.MachineNamePlaceholder},
 		{osm.PayloadTypeBootstrap, "aws", ""},
 		{osm.PayloadTypeBootstrap, "edge", "md-1"},
 		{osm.PayloadTypeProvisioning, "openstack", ""},

@@ -26,7 +26,7 @@ func FuzzEncode(f *testing.F) {
 			Units:            []osm.Unit{{Name: "x.service", Content: &unit}},
 			CloudInitModules: &osm.CloudInitModule{RunCMD: []string{cmd}},
 		}
-		out, err := Encode(cfg)
+		out, err := Encode(cfg, Options{})
 		if err != nil {
 			if utf8.ValidString(path) && utf8.ValidString(cmd) && utf8.ValidString(unit) {
 				t.Fatalf("unexpected error: %v", err)

@@ -81,7 +81,7 @@ func wantDecoded(cfg osm.OSCConfig, opts Options) decoded {
 func TestRoundTrip(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := EncodeWithOptions(tc.cfg, tc.opts)
+			out, err := Encode(tc.cfg, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestRoundTripPyYAML(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := EncodeWithOptions(tc.cfg, tc.opts)
+			out, err := Encode(tc.cfg, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

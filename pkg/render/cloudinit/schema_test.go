@@ -33,7 +33,7 @@ func TestSchema(t *testing.T) {
 	cloudInit := requireTool(t, "cloud-init")
 	docs := map[string][]byte{}
 	for _, tc := range goldenCases {
-		out, err := EncodeWithOptions(tc.cfg, tc.opts)
+		out, err := Encode(tc.cfg, tc.opts)
 		if err != nil {
 			t.Fatal(err)
 		}

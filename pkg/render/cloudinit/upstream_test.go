@@ -68,7 +68,7 @@ func encodeCase(t testing.TB, c upstreamCase, pt osm.PayloadType) []byte {
 	if pt == osm.PayloadTypeProvisioning {
 		cfg = c.osc.Spec.ProvisioningConfig
 	}
-	out, err := EncodeWithOptions(cfg, Options{Hostname: Hostname(pt, c.osc.Spec.CloudProvider.Name, c.name)})
+	out, err := Encode(cfg, Options{Hostname: Hostname(pt, c.osc.Spec.CloudProvider.Name, c.name)})
 	if err != nil {
 		t.Fatalf("%s %s: %v", c.name, pt, err)
 	}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fails when a package imports one above it. Layers, bottom up (docs/design.md):
+#   0 apis, generated, lru, metrics, machinecontroller (the contract)
+#   1 render            OSP + MD + facts -> bytes
+#   2 facts, tokens, changefeed, resolve, defaultosps
+#   3 registry, syncer
+#   4 server
+#   5 options (flags), cmd
+# A package may import its own layer and those below; pkg/options is used by cmd only.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+MODULE="$(go list -m)"
+
+layer() {
+  case "${1#"$MODULE"/}" in
+    pkg/apis/* | pkg/generated/* | pkg/lru* | pkg/metrics* | pkg/machinecontroller*) echo 0 ;;
+    pkg/render*) echo 1 ;;
+    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/defaultosps* | artifacts/*) echo 2 ;;
+    pkg/registry* | pkg/syncer*) echo 3 ;;
+    pkg/server*) echo 4 ;;
+    pkg/options* | cmd/*) echo 5 ;;
+    test/*) echo 6 ;;
+    *) echo "unknown" ;;
+  esac
+}
+
+bad=0
+while read -r pkg imports; do
+  from=$(layer "$pkg")
+  if [ "$from" = unknown ]; then
+    echo "verify-layers: $pkg has no layer; add it to hack/verify-layers.sh" >&2
+    bad=1
+    continue
+  fi
+  for imp in $imports; do
+    case "$imp" in "$MODULE"/*) ;; *) continue ;; esac
+    to=$(layer "$imp")
+    if [ "$to" = unknown ] || [ "$to" -gt "$from" ]; then
+      echo "verify-layers: ${pkg#"$MODULE"/} (layer $from) imports ${imp#"$MODULE"/} (layer $to)" >&2
+      bad=1
+    fi
+    if [[ "$imp" == "$MODULE/pkg/options" && "$pkg" != "$MODULE"/cmd/* && "$pkg" != "$MODULE"/test/* && "$pkg" != "$MODULE/pkg/options" ]]; then
+      echo "verify-layers: ${pkg#"$MODULE"/} imports pkg/options, which only cmd may use" >&2
+      bad=1
+    fi
+  done
+done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./... )
+[ "$bad" -eq 0 ] && echo "package layers are respected"
+exit "$bad"

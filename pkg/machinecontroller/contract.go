@@ -1,0 +1,73 @@
+package machinecontroller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+)
+
+// Annotations of the machine-controller contract (../shared/contract.md).
+const (
+	// AnnotationOSP on a MachineDeployment names its OperatingSystemProfile.
+	AnnotationOSP = "k8c.io/operating-system-profile"
+	// AnnotationOSPNamespace on a MachineDeployment names the OSP's namespace.
+	AnnotationOSPNamespace = "k8c.io/operating-system-profile-namespace"
+	// AnnotationMDRevision is the MachineDeployment's revision.
+	AnnotationMDRevision = "machinedeployment.clusters.k8s.io/revision"
+
+	// AnnotationSecretMDRevision on a payload Secret must equal the MD's revision,
+	// or machine-controller creates no VM.
+	AnnotationSecretMDRevision = "k8c.io/machine-deployment-revision"
+	// AnnotationSecretOSPVersion on a payload Secret is the OSP's spec.version.
+	AnnotationSecretOSPVersion = "k8c.io/osp-version"
+	// AnnotationSecretMDAnnotationsHash on a payload Secret is AnnotationsHash of the MD.
+	AnnotationSecretMDAnnotationsHash = "k8c.io/mdannotations-hash"
+
+	// CloudInitSettingsNamespace holds the payload Secrets.
+	CloudInitSettingsNamespace = "cloud-init-settings"
+	// SecretDataKey is the key of the user-data in a payload Secret.
+	SecretDataKey = "cloud-config"
+	// KubeconfigDataKey is the key of the kubeconfig in the Secret of
+	// KubeletBootstrapSecretName; our OSPs' scripts read it.
+	KubeconfigDataKey = "kubeconfig"
+	// MachineNamePlaceholder is replaced by machine-controller with the machine's name.
+	MachineNamePlaceholder = "<MACHINE_NAME>"
+
+	// KubeletConfigAnnotationPrefix prefixes the kubelet knobs on a MachineDeployment.
+	KubeletConfigAnnotationPrefix = "v1.kubelet-config.machine-controller.kubermatic.io/"
+)
+
+// SecretName is the name of a MachineDeployment's payload Secret in
+// CloudInitSettingsNamespace: "<md>-<ns>-<kind>-config".
+func SecretName(mdName, mdNamespace string, kind osm.PayloadType) string {
+	return fmt.Sprintf("%s-%s-%s-config", mdName, mdNamespace, kind)
+}
+
+// KubeletBootstrapSecretName is the Secret in CloudInitSettingsNamespace holding
+// the kubelet's bootstrap kubeconfig (data key "kubeconfig"), as OSP templates
+// reference it through .BootstrapKubeconfigSecretName.
+func KubeletBootstrapSecretName(mdName, mdNamespace string) string {
+	return MachineDeploymentKey(mdName, mdNamespace) + "-kubelet-bootstrap-config"
+}
+
+// MachineDeploymentKey names per-MD objects such as bootstrap tokens:
+// "<ns>-<name>", or just the name when that would not fit a label value.
+func MachineDeploymentKey(mdName, mdNamespace string) string {
+	key := mdNamespace + "-" + mdName
+	if len(key) >= 63 {
+		return mdName
+	}
+	return key
+}
+
+// AnnotationsHash is the sha256 (hex) of the annotations marshalled as JSON
+// (keys sorted, as encoding/json does).
+func AnnotationsHash(annotations map[string]string) string {
+	// Marshalling a map[string]string cannot fail.
+	data, _ := json.Marshal(annotations)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,62 @@
+package machinecontroller
+
+import (
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Lister reads MachineDeployments. Objects it returns belong to the informer's
+// cache: callers must not modify them.
+type Lister interface {
+	// List returns the MachineDeployments of namespace ("" for all) matching selector.
+	List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error)
+	// Get returns one MachineDeployment or a NotFound error.
+	Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error)
+	// UsingProfile returns the MachineDeployments that name p.
+	UsingProfile(p Profile) ([]*clusterv1alpha1.MachineDeployment, error)
+}
+
+type indexerLister struct {
+	indexer cache.Indexer
+}
+
+// NewLister returns a Lister over the indexer of an informer from NewInformer.
+func NewLister(indexer cache.Indexer) Lister {
+	return indexerLister{indexer: indexer}
+}
+
+// List implements Lister.
+func (l indexerLister) List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error) {
+	var mds []*clusterv1alpha1.MachineDeployment
+	err := cache.ListAllByNamespace(l.indexer, namespace, selector, func(obj any) {
+		mds = append(mds, obj.(*clusterv1alpha1.MachineDeployment))
+	})
+	return mds, err
+}
+
+// Get implements Lister.
+func (l indexerLister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error) {
+	obj, exists, err := l.indexer.GetByKey(namespace + "/" + name)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, errors.NewNotFound(MachineDeployments, name)
+	}
+	return obj.(*clusterv1alpha1.MachineDeployment), nil
+}
+
+// UsingProfile implements Lister.
+func (l indexerLister) UsingProfile(p Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
+	objs, err := l.indexer.ByIndex(ProfileIndex, p.String())
+	if err != nil {
+		return nil, err
+	}
+	mds := make([]*clusterv1alpha1.MachineDeployment, len(objs))
+	for i, obj := range objs {
+		mds[i] = obj.(*clusterv1alpha1.MachineDeployment)
+	}
+	return mds, nil
+}

@@ -1,0 +1,50 @@
+package machinecontroller
+
+import (
+	"testing"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+func TestLister(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, md := range []*clusterv1alpha1.MachineDeployment{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "one", Labels: map[string]string{"pool": "x"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "two"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "one"}},
+	} {
+		if err := indexer.Add(md); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := NewLister(indexer)
+	tests := []struct {
+		namespace, selector string
+		want                int
+	}{
+		{namespace: "", selector: "", want: 3},
+		{namespace: "a", selector: "", want: 2},
+		{namespace: "a", selector: "pool=x", want: 1},
+		{namespace: "c", selector: "", want: 0},
+	}
+	for _, tc := range tests {
+		selector, err := labels.Parse(tc.selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mds, err := l.List(tc.namespace, selector)
+		if err != nil || len(mds) != tc.want {
+			t.Errorf("List(%q, %q) = %d MDs, %v; want %d", tc.namespace, tc.selector, len(mds), err, tc.want)
+		}
+	}
+	if md, err := l.Get("b", "one"); err != nil || md.Namespace != "b" {
+		t.Errorf("Get(b, one) = %v, %v", md, err)
+	}
+	if _, err := l.Get("b", "two"); !errors.IsNotFound(err) {
+		t.Errorf("Get(b, two): want NotFound, got %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+// Package machinecontrollertest has fakes for tests: MachineDeployments and a
+// Lister over a slice.
+package machinecontrollertest
+
+import (
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+// ProfileNamespace is where the fakes' MDs find their profiles.
+const ProfileNamespace = "kube-system"
+
+// MD returns a MachineDeployment at revision 3 naming profile (none if empty).
+func MD(namespace, name, profile string, labels map[string]string) *clusterv1alpha1.MachineDeployment {
+	md := &clusterv1alpha1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{
+		Namespace: namespace, Name: name, Labels: labels,
+		UID:               types.UID(namespace + "-" + name),
+		ResourceVersion:   "1",
+		CreationTimestamp: metav1.Unix(1700000000, 0),
+		Annotations:       map[string]string{machinecontroller.AnnotationMDRevision: "3"},
+	}}
+	if profile != "" {
+		md.Annotations[machinecontroller.AnnotationOSP] = profile
+	}
+	return md
+}
+
+// Lister is a machinecontroller.Lister over a slice; profiles of MDs that
+// name no namespace are in ProfileNamespace.
+type Lister []*clusterv1alpha1.MachineDeployment
+
+var _ machinecontroller.Lister = Lister(nil)
+
+// List implements machinecontroller.Lister; like the informer's, in no order.
+func (l Lister) List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error) {
+	var out []*clusterv1alpha1.MachineDeployment
+	for i := len(l) - 1; i >= 0; i-- {
+		md := l[i]
+		if (namespace == "" || md.Namespace == namespace) && selector.Matches(labels.Set(md.Labels)) {
+			out = append(out, md)
+		}
+	}
+	return out, nil
+}
+
+// Get implements machinecontroller.Lister.
+func (l Lister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error) {
+	for _, md := range l {
+		if md.Namespace == namespace && md.Name == name {
+			return md, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(machinecontroller.MachineDeployments, name)
+}
+
+// UsingProfile implements machinecontroller.Lister.
+func (l Lister) UsingProfile(p machinecontroller.Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
+	var out []*clusterv1alpha1.MachineDeployment
+	for _, md := range l {
+		if got, ok := machinecontroller.ProfileOf(md, ProfileNamespace); ok && got == p {
+			out = append(out, md)
+		}
+	}
+	return out, nil
+}

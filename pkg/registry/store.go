@@ -1,0 +1,228 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+)
+
+// Objects is what a virtual resource adds to Store: how its objects are named
+// after their MachineDeployment and built from its rendered output.
+type Objects interface {
+	// Names returns the names of the objects of the MachineDeployment named
+	// mdName, in list order.
+	Names(mdName string) []string
+	// MachineDeployment returns the name of the MachineDeployment of the object
+	// called name; ok is false for a name no MachineDeployment has.
+	MachineDeployment(name string) (mdName string, ok bool)
+	// Object returns the object called name of md from its output, with
+	// resourceVersion rv. A nil object means md has no such object now, and
+	// err says why (wrapping a *resolve.PendingError while its render is
+	// pending).
+	Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, name, rv string) (runtime.Object, error)
+	// Stub returns the object called name of md with only its metadata and
+	// what names it, for the DELETED event of an object that has no content.
+	Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object
+}
+
+// Store is the storage of a virtual, read-only resource: objects computed on
+// request from MachineDeployments (their informer) and their rendered output
+// (the resolver), with watches driven by the change feed. It implements no
+// write interface, so the generic server answers writes with 405. Each
+// resource embeds it and adds its table.
+type Store struct {
+	Resource     schema.GroupResource
+	SingularName string
+	NewFunc      func() runtime.Object
+	NewListFunc  func() runtime.Object
+	Objects      Objects
+
+	MachineDeployments machinecontroller.Lister
+	Resolver           resolve.Interface
+	Feed               *changefeed.Feed
+}
+
+var (
+	_ rest.Storage              = &Store{}
+	_ rest.Getter               = &Store{}
+	_ rest.Watcher              = &Store{}
+	_ rest.Scoper               = &Store{}
+	_ rest.SingularNameProvider = &Store{}
+	_ rest.CategoriesProvider   = &Store{}
+)
+
+// New implements rest.Storage.
+func (s *Store) New() runtime.Object {
+	return s.NewFunc()
+}
+
+// Destroy implements rest.Storage.
+func (s *Store) Destroy() {}
+
+// NewList implements rest.Lister.
+func (s *Store) NewList() runtime.Object {
+	return s.NewListFunc()
+}
+
+// NamespaceScoped implements rest.Scoper.
+func (s *Store) NamespaceScoped() bool {
+	return true
+}
+
+// GetSingularName implements rest.SingularNameProvider.
+func (s *Store) GetSingularName() string {
+	return s.SingularName
+}
+
+// Categories implements rest.CategoriesProvider: `kubectl get osm` lists every
+// resource of the group.
+func (s *Store) Categories() []string {
+	return []string{"osm"}
+}
+
+// Get implements rest.Getter. An object that exists by name but has no content
+// now is a 503 with Retry-After while its render is pending, a 500 with the
+// render error when it failed.
+func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	namespace := genericapirequest.NamespaceValue(ctx)
+	mdName, ok := s.Objects.MachineDeployment(name)
+	if !ok {
+		return nil, apierrors.NewNotFound(s.Resource, name)
+	}
+	md, err := s.MachineDeployments.Get(namespace, mdName)
+	if apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md) {
+		return nil, apierrors.NewNotFound(s.Resource, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get machinedeployment %s/%s: %w", namespace, mdName, err)
+	}
+	obj, err := s.Objects.Object(md, s.Resolver.Resolve(ctx, md), name, s.version(md))
+	if obj != nil {
+		return obj, nil
+	}
+	var pending *resolve.PendingError
+	if errors.As(err, &pending) {
+		return nil, s.pendingError(name, pending.Reason)
+	}
+	return nil, apierrors.NewInternalError(err)
+}
+
+// List implements rest.Lister. Objects of MDs whose render failed or is
+// pending are listed if the resource has them (an OSC shows the error in its
+// status) and left out otherwise; they never fail the list.
+func (s *Store) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
+	// Read the version before the MDs: a watch from it then misses no change.
+	version := s.Feed.Current()
+	objs, err := s.list(ctx, options)
+	if err != nil {
+		return nil, err
+	}
+	list := s.NewListFunc()
+	if err := meta.SetList(list, objs); err != nil {
+		return nil, err
+	}
+	if m, err := meta.ListAccessor(list); err == nil {
+		m.SetResourceVersion(strconv.FormatUint(version, 10))
+	}
+	return list, nil
+}
+
+func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptions) ([]runtime.Object, error) {
+	mds, err := ListMachineDeployments(ctx, s.MachineDeployments, options)
+	if err != nil {
+		return nil, err
+	}
+	fields := FieldSelector(options)
+	objs := make([]runtime.Object, 0, len(mds))
+	for _, md := range mds {
+		var out *resolve.Rendered
+		for _, name := range s.Objects.Names(md.Name) {
+			if !MatchesFields(&metav1.ObjectMeta{Name: name, Namespace: md.Namespace}, fields) {
+				continue
+			}
+			if out == nil {
+				out = s.Resolver.Resolve(ctx, md)
+			}
+			if obj, _ := s.Objects.Object(md, out, name, s.version(md)); obj != nil {
+				objs = append(objs, obj)
+			}
+		}
+	}
+	return objs, nil
+}
+
+// Watch implements rest.Watcher: changes of MDs and of everything their
+// outputs are rendered from arrive as events.
+func (s *Store) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	return Watch(ctx, WatchSource{
+		Resource: s.Resource,
+		Feed:     s.Feed,
+		List:     s.list,
+		Events:   s.events,
+		New:      s.NewFunc,
+	}, options)
+}
+
+// events are the events of one change of an MD. An object that has no
+// content now (a payload of a failed render) is DELETED, as a new LIST would
+// leave it out; one that never had any is not announced at all.
+func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event {
+	out := s.Resolver.Resolve(ctx, ev.MD)
+	names := s.Objects.Names(ev.MD.Name)
+	events := make([]watch.Event, 0, len(names))
+	for _, name := range names {
+		obj, _ := s.Objects.Object(ev.MD, out, name, rv)
+		switch {
+		case obj != nil:
+			events = append(events, watch.Event{Type: typ, Object: obj})
+		case typ != watch.Added:
+			events = append(events, watch.Event{Type: watch.Deleted, Object: s.Objects.Stub(ev.MD, name, rv)})
+		}
+	}
+	return events
+}
+
+// version returns the resourceVersion of the objects of md.
+func (s *Store) version(md *clusterv1alpha1.MachineDeployment) string {
+	return strconv.FormatUint(s.Feed.Version(md.Namespace, md.Name), 10)
+}
+
+// pendingRetryAfter is what a client is told to wait for a pending object:
+// the syncer creates a new MachineDeployment's tokens within moments.
+const pendingRetryAfter = 1
+
+// pendingError is the answer for an object that is not there yet but will be
+// without anyone acting: 503 with Retry-After, which client-go and kubectl
+// retry on their own, rather than a 500 that reads as a server fault or a 404
+// that reads as a wrong name.
+func (s *Store) pendingError(name, reason string) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure,
+		Code:   http.StatusServiceUnavailable,
+		Reason: metav1.StatusReasonServiceUnavailable,
+		Details: &metav1.StatusDetails{
+			Group:             s.Resource.Group,
+			Kind:              s.Resource.Resource,
+			Name:              name,
+			RetryAfterSeconds: pendingRetryAfter,
+		},
+		Message: fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
+	}}
+}

@@ -1,0 +1,71 @@
+package resolve
+
+import (
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+)
+
+// DefaultCacheSize is the default number of rendered MachineDeployments kept.
+// One is a config plus two payloads, typically 20-60 KiB packed.
+const DefaultCacheSize = 4096
+
+// Cache keeps rendered outputs by a key made of all their inputs: a repeated
+// GET or LIST does not render again, while a changed input always does, since
+// a new key can never find an old output. Concurrent lookups of one key render
+// once.
+type Cache struct {
+	outputs *lru.Cache[string, *Rendered]
+	group   singleflight.Group
+}
+
+// NewCache returns a cache holding at most size outputs.
+func NewCache(size int) *Cache {
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	return &Cache{outputs: lru.New[string, *Rendered](size)}
+}
+
+// Get returns the output cached under key, or calls render, caches its result
+// and returns it. Failed renders are cached too: the same inputs fail the same
+// way, and a broken profile must not be rendered again for every LIST.
+func (c *Cache) Get(key string, render func() *Rendered) *Rendered {
+	if r, ok := c.outputs.Get(key); ok {
+		metrics.RenderCacheHits.Inc()
+		return r
+	}
+	metrics.RenderCacheMisses.Inc()
+	v, _, _ := c.group.Do(key, func() (any, error) {
+		// A render that finished while this call waited for the group is
+		// already cached: don't render twice.
+		if r, ok := c.outputs.Get(key); ok {
+			return r, nil
+		}
+		start := time.Now()
+		r := render()
+		result := "success"
+		if r.Err != nil {
+			result = "error"
+			metrics.RenderErrors.Inc()
+		}
+		metrics.RenderDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+		c.outputs.Add(key, r)
+		metrics.RenderCacheEntries.Set(float64(c.outputs.Len()))
+		return r, nil
+	})
+	return v.(*Rendered)
+}
+
+// Len returns the number of cached outputs.
+func (c *Cache) Len() int {
+	return c.outputs.Len()
+}
+
+// Size returns the number of outputs the cache holds at most.
+func (c *Cache) Size() int {
+	return c.outputs.Size()
+}

@@ -1,0 +1,139 @@
+// Package resolve turns a MachineDeployment into its rendered output: it
+// resolves everything the render needs — the profile the MD names, the shared
+// facts, the MD's tokens — renders through the render cache under a key made
+// of all of them, and redacts the secrets from the config the API shows. The
+// API (pkg/registry) and the syncer both read MachineDeployments' output
+// through Interface, so the Secrets and the API never disagree.
+package resolve
+
+import (
+	"context"
+	"fmt"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
+	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+)
+
+// Interface returns the rendered output of a MachineDeployment, from the
+// render cache when its inputs are unchanged. Failures that belong to the MD —
+// its profile is missing, its tokens are not there yet, a template fails — are
+// in Rendered.Err, never a failed call, so one broken MD never fails a LIST.
+type Interface interface {
+	Resolve(ctx context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered
+}
+
+// FactsSource returns the shared facts renders use now; nil before there are
+// any. *facts.Source implements it.
+type FactsSource interface {
+	Current() *facts.Facts
+}
+
+// Config is what a Resolver reads from.
+type Config struct {
+	// ProfileNamespace holds the profiles of MDs that name no namespace.
+	ProfileNamespace string
+	// Profiles lists OperatingSystemProfiles.
+	Profiles osplisters.OperatingSystemProfileLister
+	// Facts are the cluster facts and node options.
+	Facts FactsSource
+	// Tokens supplies each MD's tokens.
+	Tokens TokenSource
+	// Render renders one input; nil means a new render.Renderer's.
+	Render func(render.Input) (*render.Result, error)
+	// CacheSize bounds the render cache, in MachineDeployments.
+	CacheSize int
+}
+
+// Resolver implements Interface.
+type Resolver struct {
+	cfg    Config
+	cache  *Cache
+	hashes *lru.Cache[types.UID, mdHash]
+}
+
+var _ Interface = &Resolver{}
+
+// New returns a Resolver.
+func New(cfg Config) *Resolver {
+	if cfg.Render == nil {
+		cfg.Render = render.NewRenderer().Render
+	}
+	cache := NewCache(cfg.CacheSize)
+	// One hash per MD, as many as the render cache holds renders.
+	return &Resolver{cfg: cfg, cache: cache, hashes: lru.New[types.UID, mdHash](cache.Size())}
+}
+
+// Pending reasons.
+const (
+	waitingForTokens = "waiting for the syncer to create tokens"
+	waitingForFacts  = "waiting for the cluster facts (kube-public/cluster-info, registry credentials)"
+)
+
+// Resolve implements Interface.
+func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
+	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
+	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
+	osp, err := r.cfg.Profiles.OperatingSystemProfiles(profile.Namespace).Get(profile.Name)
+	if errors.IsNotFound(err) {
+		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
+	}
+	if err != nil {
+		return &Rendered{Profile: profile, Err: fmt.Errorf("failed to get operatingsystemprofile %s: %w", p, err)}
+	}
+	profile.Version = osp.Spec.Version
+	kubelet, fetch, ok := r.cfg.Tokens.Tokens(md)
+	if !ok {
+		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForTokens}}
+	}
+	// One load: the key and the render must be of the same facts.
+	f := r.cfg.Facts.Current()
+	if f == nil {
+		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
+	}
+	mdHash, err := r.hashOf(md)
+	if err != nil {
+		return &Rendered{Profile: profile, Err: err}
+	}
+	key := cacheKey(md, mdHash, osp, f.Hash(), tokenVersion(kubelet, fetch))
+	return r.cache.Get(key, func() *Rendered {
+		cluster := f.Cluster
+		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
+		res, err := r.cfg.Render(render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node})
+		if err != nil {
+			// Say what the MD asked for even though the render failed.
+			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, err)
+		}
+		cfg := res.Config.DeepCopy()
+		redact(cfg, secrets(kubelet, fetch, f.Node))
+		out, err := newRendered(profile, cfg, res)
+		if err != nil {
+			return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+		}
+		return out
+	})
+}
+
+func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, res *render.Result) (*Rendered, error) {
+	bootstrap, err := NewPayload(res.Bootstrap.Format, res.Bootstrap.UserData)
+	if err != nil {
+		return nil, err
+	}
+	provisioning, err := NewPayload(res.Provisioning.Format, res.Provisioning.UserData)
+	if err != nil {
+		return nil, err
+	}
+	return NewRendered(profile, cfg, bootstrap, provisioning)
+}
+
+// Forget drops what the resolver remembers about a deleted MD.
+func (r *Resolver) Forget(uid types.UID) {
+	r.hashes.Remove(uid)
+}

@@ -1,0 +1,298 @@
+// Package server builds osm-apiserver in one place: Config → Complete → New
+// makes every informer, the cluster facts, the resolver and its render cache,
+// the change feed, the REST storages of osm.k8c.io and the leader-elected
+// syncer, and starts them in one post-start hook. cmd/osm-apiserver turns flags
+// into a Config; the end-to-end tests use the same constructor.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
+	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+	ospinformers "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+)
+
+// Config is the whole configuration of osm-apiserver.
+type Config struct {
+	// Generic is the generic API server's configuration (serving,
+	// authentication, authorization, OpenAPI: see SetOpenAPI).
+	Generic *genericapiserver.RecommendedConfig
+	// Clusters are the clients of the management and worker clusters.
+	Clusters Clusters
+	// Facts say where the cluster facts and node options come from; Client
+	// and Fallback default to the worker cluster's.
+	Facts facts.Config
+	// Syncer configures the syncer.
+	Syncer Syncer
+	// ProfileNamespace holds the profiles of MDs that name no namespace, the
+	// default profiles and the syncer's Lease (--namespace).
+	ProfileNamespace string
+	// RenderCacheSize bounds the render cache, in MachineDeployments.
+	RenderCacheSize int
+	// WatchHistory is how many changes a watch can resume from.
+	WatchHistory int
+	// Render renders one input; nil means the real renderer. Tests set it.
+	Render func(render.Input) (*render.Result, error)
+}
+
+// Clusters are the clients of the management cluster (profiles, the
+// APIService, the syncer's Lease) and of the worker cluster (MDs, Secrets,
+// tokens, RBAC, Events) — the same cluster unless --worker-cluster-kubeconfig.
+type Clusters struct {
+	// Profiles reads OperatingSystemProfiles (management cluster).
+	Profiles versioned.Interface
+	// Management holds the syncer's Lease.
+	Management kubernetes.Interface
+	// Worker is written by the syncer: give it a QPS for ~10 writes per MD.
+	Worker kubernetes.Interface
+	// WorkerConfig is the worker's client configuration, whose API server
+	// and CA nodes use when the cluster publishes no kube-public/cluster-info.
+	WorkerConfig *rest.Config
+	// MachineDeployments lists and watches the worker's MachineDeployments.
+	MachineDeployments cache.ListerWatcher
+}
+
+// Syncer configures the syncer.
+type Syncer struct {
+	TokenTTL, TokenRenewBefore time.Duration
+	Workers                    int
+	ResyncPeriod               time.Duration
+	// LeaderElection elects the replica that syncs; its Client defaults to
+	// the management cluster's.
+	LeaderElection syncer.LeaderElection
+	// InstallDefaultOSPs installs the profiles embedded in the binary.
+	InstallDefaultOSPs bool
+}
+
+// workerQPS lets the syncer write ~7 objects per new MachineDeployment:
+// client-go's default 5 QPS would take half an hour for 1,000.
+const workerQPS, workerBurst = 200, 400
+
+// NewClusters returns the clients of the management and worker clusters.
+func NewClusters(management, worker *rest.Config) (Clusters, error) {
+	w := rest.CopyConfig(worker)
+	w.QPS, w.Burst = workerQPS, workerBurst
+	var c Clusters
+	var errs [4]error
+	c.Profiles, errs[0] = versioned.NewForConfig(management)
+	c.Management, errs[1] = kubernetes.NewForConfig(management)
+	c.Worker, errs[2] = kubernetes.NewForConfig(w)
+	c.MachineDeployments, errs[3] = machinecontroller.NewListWatch(worker)
+	c.WorkerConfig = worker
+	return c, errors.Join(errs[:]...)
+}
+
+// CompletedConfig is a Config with defaults filled in, ready for New.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+type completedConfig struct {
+	generic genericapiserver.CompletedConfig
+	cfg     Config
+}
+
+// Complete fills in defaults. It builds nothing.
+func (c *Config) Complete() CompletedConfig {
+	cfg := *c
+	if cfg.ProfileNamespace == "" {
+		cfg.ProfileNamespace = "kube-system"
+	}
+	if cfg.Facts.Client == nil {
+		cfg.Facts.Client = cfg.Clusters.Worker
+	}
+	if cfg.Facts.Fallback == nil {
+		cfg.Facts.Fallback = cfg.Clusters.WorkerConfig
+	}
+	if cfg.Syncer.LeaderElection.Client == nil {
+		cfg.Syncer.LeaderElection.Client = cfg.Clusters.Management
+	}
+	if cfg.Syncer.LeaderElection.Namespace == "" {
+		cfg.Syncer.LeaderElection.Namespace = cfg.ProfileNamespace
+	}
+	return CompletedConfig{&completedConfig{generic: c.Generic.Complete(), cfg: cfg}}
+}
+
+// Server is osm-apiserver: the API and the syncer.
+type Server struct {
+	generic *genericapiserver.GenericAPIServer
+}
+
+// New builds osm-apiserver.
+func (c completedConfig) New() (*Server, error) {
+	cfg := c.cfg
+	cl := cfg.Clusters
+	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil {
+		return nil, errors.New("osm-apiserver needs clients of the management and worker clusters")
+	}
+	metrics.Register()
+	generic, err := c.generic.New("osm-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+
+	mdInformer := machinecontroller.NewInformer(cl.MachineDeployments, cfg.ProfileNamespace)
+	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
+	ospFactory := ospinformers.NewSharedInformerFactory(cl.Profiles, 0)
+	osps := ospFactory.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles()
+	if err := osps.Informer().SetTransform(machinecontroller.StripManagedFields); err != nil {
+		return nil, err
+	}
+	tokenInformer := tokens.NewInformer(cl.Worker)
+	payloadInformer := syncer.NewPayloadInformer(cl.Worker)
+	factsSource, err := facts.NewSource(cfg.Facts)
+	if err != nil {
+		return nil, err
+	}
+	feed := changefeed.New(cfg.WatchHistory)
+	resolver := resolve.New(resolve.Config{
+		ProfileNamespace: cfg.ProfileNamespace,
+		Profiles:         osps.Lister(),
+		Facts:            factsSource,
+		Tokens:           tokens.NewSource(tokenInformer),
+		Render:           cfg.Render,
+		CacheSize:        cfg.RenderCacheSize,
+	})
+	// Every input of an output publishes its change to API watchers; the
+	// syncer has handlers of its own.
+	refresh := make(chan struct{}, 1)
+	if err := publishChanges(feed, mds, resolver, mdInformer, osps.Informer(), tokenInformer, factsSource, refresh); err != nil {
+		return nil, err
+	}
+
+	info := registry.Build(
+		operatingsystemconfig.NewREST(mds, resolver, feed),
+		provisioningpayload.NewREST(mds, resolver, feed),
+	)
+	if err := generic.InstallAPIGroup(&info); err != nil {
+		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
+	}
+	if err := generic.AddReadyzChecks(&readiness{
+		informers: map[string]cache.InformerSynced{
+			"machinedeployments":      mdInformer.HasSynced,
+			"operatingsystemprofiles": osps.Informer().HasSynced,
+			"tokens":                  tokenInformer.HasSynced,
+		},
+		facts: factsSource,
+	}); err != nil {
+		return nil, err
+	}
+
+	sc := syncer.Config{
+		Client:             cl.Worker,
+		MachineDeployments: mdInformer,
+		Profiles:           osps.Informer(),
+		Tokens:             tokenInformer,
+		Payloads:           payloadInformer,
+		Resolver:           resolver,
+		Facts:              factsSource,
+		Refresh:            refresh,
+		ProfileNamespace:   cfg.ProfileNamespace,
+		TokenTTL:           cfg.Syncer.TokenTTL,
+		TokenRenewBefore:   cfg.Syncer.TokenRenewBefore,
+		Workers:            cfg.Syncer.Workers,
+		ResyncPeriod:       cfg.Syncer.ResyncPeriod,
+	}
+	var installer *defaultosps.Installer
+	if cfg.Syncer.InstallDefaultOSPs {
+		if installer, err = defaultosps.NewInstaller(cl.Profiles.OperatingsystemmanagerV1alpha1(), cfg.ProfileNamespace); err != nil {
+			return nil, err
+		}
+	}
+	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
+		ctx := hook.Context
+		ospFactory.Start(ctx.Done())
+		go mdInformer.RunWithContext(ctx)
+		tokenInformer.Start(ctx.Done())
+		payloadInformer.Start(ctx.Done())
+		factsSource.Start(ctx)
+		go func() {
+			// Run returns when ctx ends; an error is a configuration error the
+			// API can keep serving through, so it is logged rather than fatal.
+			if err := syncer.Run(ctx, cfg.Syncer.LeaderElection, installer, sc); err != nil {
+				klog.ErrorS(err, "Syncer stopped")
+			}
+		}()
+		return nil
+	})
+	return &Server{generic: generic}, nil
+}
+
+// publishChanges tells API watchers of every change of an output's inputs:
+// MDs, the profiles they name, their tokens and the shared facts (which also
+// re-sync every MD through refresh).
+func publishChanges(feed *changefeed.Feed, mds machinecontroller.Lister, resolver *resolve.Resolver,
+	mdInformer, ospInformer cache.SharedIndexInformer, tokenInformer *tokens.Informer, factsSource *facts.Source, refresh chan struct{}) error {
+	if _, err := mdInformer.AddEventHandler(feed.MachineDeploymentHandler()); err != nil {
+		return err
+	}
+	if _, err := mdInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok {
+				resolver.Forget(md.UID)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	if _, err := ospInformer.AddEventHandler(feed.ProfileHandler(mds)); err != nil {
+		return err
+	}
+	if err := tokenInformer.OnValueChange(func(ref machinecontroller.Ref) {
+		if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
+			feed.Publish(watch.Modified, md)
+		}
+	}); err != nil {
+		return err
+	}
+	factsSource.OnChange(func() {
+		if err := feed.TouchAll(mds); err != nil {
+			klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
+		}
+		select {
+		case refresh <- struct{}{}:
+		default: // one pending signal re-syncs everything already
+		}
+	})
+	return nil
+}
+
+// Run serves until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	start := time.Now()
+	klog.InfoS("Starting osm-apiserver")
+	defer func() { klog.InfoS("Stopped osm-apiserver", "uptime", time.Since(start)) }()
+	return s.generic.PrepareRun().RunWithContext(ctx)
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}

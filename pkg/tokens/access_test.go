@@ -1,0 +1,87 @@
+package tokens
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+// bootstrapGroupRE is what kube-apiserver accepts in auth-extra-groups.
+var bootstrapGroupRE = regexp.MustCompile(`^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$`)
+
+func TestGroupIsAValidBootstrapGroup(t *testing.T) {
+	for _, ref := range []machinecontroller.Ref{{Namespace: "kube-system", Name: "workers"}, {Namespace: "a", Name: "Name.With.Dots"}} {
+		if g := FetchGroup(ref); !bootstrapGroupRE.MatchString(g) {
+			t.Errorf("FetchGroup(%v) = %q, not a valid bootstrap token group", ref, g)
+		}
+	}
+	if FetchGroup(machinecontroller.Ref{Namespace: "a-b", Name: "c"}) == FetchGroup(machinecontroller.Ref{Namespace: "a", Name: "b-c"}) {
+		t.Error("different MachineDeployments share a group")
+	}
+}
+
+func TestAccessWriterEnsure(t *testing.T) {
+	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
+	ctx := context.Background()
+	client := fake.NewClientset()
+	w := &AccessWriter{Client: client, Namespace: "cloud-init-settings"}
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	role, err := client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"prov", "kubeconfig"}}}
+	if !equality.Semantic.DeepEqual(role.Rules, wantRules) {
+		t.Errorf("rules %+v, want %+v", role.Rules, wantRules)
+	}
+	binding, err := client.RbacV1().RoleBindings("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(binding.Subjects) != 1 || binding.Subjects[0].Kind != rbacv1.GroupKind || binding.Subjects[0].Name != FetchGroup(ref) || binding.RoleRef.Name != role.Name {
+		t.Errorf("binding %+v %+v, want group %s bound to role %s", binding.Subjects, binding.RoleRef, FetchGroup(ref), role.Name)
+	}
+
+	// Unchanged: no API call at all.
+	client.ClearActions()
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(client.Actions()); n != 0 {
+		t.Errorf("%d API calls for an unchanged role", n)
+	}
+
+	// Tampered with, then forgotten: repaired.
+	role.Rules[0].Verbs = []string{"get", "list"}
+	if _, err := client.RbacV1().Roles("cloud-init-settings").Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.Forget()
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	role, _ = client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{})
+	if !equality.Semantic.DeepEqual(role.Rules, wantRules) {
+		t.Errorf("rules after repair %+v, want %+v", role.Rules, wantRules)
+	}
+
+	if err := w.Delete(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("role after Delete: %v", err)
+	}
+	if _, err := client.RbacV1().RoleBindings("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("binding after Delete: %v", err)
+	}
+}

@@ -1,0 +1,157 @@
+package tokens
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+var (
+	ref   = machinecontroller.Ref{Namespace: "team-a", Name: "workers.eu-1"}
+	epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// setup returns a Manager over a fake client whose lister sees existing.
+func setup(t *testing.T, now time.Time, existing ...*corev1.Secret) (*Manager, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewClientset()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, s := range existing {
+		if _, err := client.CoreV1().Secrets(s.Namespace).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := indexer.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &Manager{
+		Client: client, Lister: corev1listers.NewSecretLister(indexer),
+		TTL: 24 * time.Hour, RenewBefore: 12 * time.Hour, Now: func() time.Time { return now },
+	}, client
+}
+
+func ours(purpose string, i int, expiration time.Time) *corev1.Secret {
+	return newSecret(ref, purpose, "system:bootstrappers:x", Token{
+		ID: candidateID(ref, purpose, i), Secret: "0123456789abcdef", Expiration: expiration,
+	})
+}
+
+func TestManagerEnsure(t *testing.T) {
+	req := Request{Ref: ref, Purpose: PurposeFetch, Groups: "system:bootstrappers:x"}
+	foreign := ours(PurposeFetch, 0, epoch)
+	foreign.Labels, foreign.Annotations = nil, nil
+	tests := []struct {
+		name           string
+		existing       []*corev1.Secret
+		wantID         string
+		wantSecret     string // "" means newly generated
+		wantExpiration time.Time
+		wantWrites     int
+	}{
+		{
+			name:   "no token: created",
+			wantID: candidateID(ref, PurposeFetch, 0), wantExpiration: epoch.Add(24 * time.Hour), wantWrites: 1,
+		},
+		{
+			name:     "far from expiry: untouched",
+			existing: []*corev1.Secret{ours(PurposeFetch, 0, epoch.Add(20*time.Hour))},
+			wantID:   candidateID(ref, PurposeFetch, 0), wantSecret: "0123456789abcdef",
+			wantExpiration: epoch.Add(20 * time.Hour),
+		},
+		{
+			name:     "near expiry: extended, same value",
+			existing: []*corev1.Secret{ours(PurposeFetch, 0, epoch.Add(time.Hour))},
+			wantID:   candidateID(ref, PurposeFetch, 0), wantSecret: "0123456789abcdef",
+			wantExpiration: epoch.Add(24 * time.Hour), wantWrites: 1,
+		},
+		{
+			name:     "expired: extended, same value",
+			existing: []*corev1.Secret{ours(PurposeFetch, 0, epoch.Add(-time.Hour))},
+			wantID:   candidateID(ref, PurposeFetch, 0), wantSecret: "0123456789abcdef",
+			wantExpiration: epoch.Add(24 * time.Hour), wantWrites: 1,
+		},
+		{
+			name:     "id taken by a foreign token: next id",
+			existing: []*corev1.Secret{foreign},
+			wantID:   candidateID(ref, PurposeFetch, 1), wantExpiration: epoch.Add(24 * time.Hour), wantWrites: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, client := setup(t, epoch, tc.existing...)
+			client.ClearActions()
+			tok, err := m.Ensure(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok.ID != tc.wantID || !tok.Expiration.Equal(tc.wantExpiration) {
+				t.Errorf("token %s expiring %v, want %s expiring %v", tok.ID, tok.Expiration, tc.wantID, tc.wantExpiration)
+			}
+			if tc.wantSecret != "" && tok.Secret != tc.wantSecret {
+				t.Errorf("token secret changed to %q", tok.Secret)
+			}
+			if !tokenSecretRE.MatchString(tok.Secret) {
+				t.Errorf("invalid token secret %q", tok.Secret)
+			}
+			if n := len(client.Actions()); n != tc.wantWrites {
+				t.Errorf("%d API calls, want %d: %v", n, tc.wantWrites, client.Actions())
+			}
+			s, err := client.CoreV1().Secrets(Namespace).Get(context.Background(), tok.SecretName(), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, ok := parse(s)
+			if !ok || stored != tok || s.Type != corev1.SecretTypeBootstrapToken || string(s.Data[keyAuthExtraGroups]) != req.Groups {
+				t.Errorf("stored token %+v (valid %v, type %s), want %+v", stored, ok, s.Type, tok)
+			}
+		})
+	}
+}
+
+func TestEnsureAfterStaleCacheFindsItsToken(t *testing.T) {
+	m, client := setup(t, epoch)
+	first, err := m.Ensure(context.Background(), Request{Ref: ref, Purpose: PurposeKubelet, Groups: KubeletGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lister has not seen the token: Ensure must not make a second one.
+	second, err := m.Ensure(context.Background(), Request{Ref: ref, Purpose: PurposeKubelet, Groups: KubeletGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Errorf("second Ensure returned %+v, want %+v", second, first)
+	}
+	list, _ := client.CoreV1().Secrets(Namespace).List(context.Background(), metav1.ListOptions{})
+	if len(list.Items) != 1 {
+		t.Errorf("%d token secrets, want 1", len(list.Items))
+	}
+}
+
+func TestLookupAndDelete(t *testing.T) {
+	other := machinecontroller.Ref{Namespace: "team-a", Name: "other"}
+	otherTok := newSecret(other, PurposeFetch, "g", Token{ID: candidateID(other, PurposeFetch, 0), Secret: "fedcba9876543210", Expiration: epoch})
+	m, client := setup(t, epoch, ours(PurposeFetch, 0, epoch), ours(PurposeKubelet, 0, epoch), otherTok)
+	tok, ok := Lookup(m.Lister, ref, PurposeKubelet)
+	if !ok || tok.ID != candidateID(ref, PurposeKubelet, 0) {
+		t.Fatalf("Lookup = %+v, %v", tok, ok)
+	}
+	if _, ok := Lookup(m.Lister, machinecontroller.Ref{Namespace: "x", Name: "y"}, PurposeKubelet); ok {
+		t.Errorf("Lookup found a token of an unknown MachineDeployment")
+	}
+	if err := m.Delete(context.Background(), ref); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := client.CoreV1().Secrets(Namespace).List(context.Background(), metav1.ListOptions{})
+	if len(list.Items) != 1 || list.Items[0].Name != otherTok.Name {
+		t.Errorf("after Delete: %d secrets, want only %s", len(list.Items), otherTok.Name)
+	}
+}

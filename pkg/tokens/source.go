@@ -1,0 +1,32 @@
+package tokens
+
+import (
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+// Source reads each MachineDeployment's tokens from the informer for its
+// renders, so that every replica, leader or not, serves the payloads the
+// Secrets hold.
+type Source struct {
+	lister corev1listers.SecretLister
+}
+
+// NewSource returns a Source over i.
+func NewSource(i *Informer) *Source {
+	return &Source{lister: i.Lister()}
+}
+
+// Tokens returns md's kubelet bootstrap token and fetch token; ok is false
+// until the syncer has created both.
+func (s *Source) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool) {
+	ref := machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name}
+	k, ok1 := Lookup(s.lister, ref, PurposeKubelet)
+	f, ok2 := Lookup(s.lister, ref, PurposeFetch)
+	if !ok1 || !ok2 {
+		return "", "", false
+	}
+	return k.Value(), f.Value(), true
+}

@@ -8,8 +8,9 @@ BIN := bin/osm-apiserver
 
 all: build
 
+## build: a static, stripped binary with its version stamped (hack/version.sh), as released.
 build:
-	$(GO) build -o $(BIN) ./cmd/osm-apiserver
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$$(hack/version.sh)" -o $(BIN) ./cmd/osm-apiserver
 
 ## test: unit tests, then end-to-end tests against a real kube-apiserver + etcd.
 test: test-deps verify test-unit test-e2e
@@ -18,15 +19,16 @@ test: test-deps verify test-unit test-e2e
 test-deps:
 	@hack/install-test-deps.sh
 
+## test-unit: unit tests with the race detector.
 test-unit:
-	$(GO) test -count=1 ./cmd/... ./pkg/... ./artifacts/...
+	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/...
 
 ## test-e2e: builds kube-apiserver/kubectl/etcd once (6-10 min, cached), then runs test/e2e.
 test-e2e:
 	@hack/build-cluster-binaries.sh >/dev/null
 	$(GO) test -count=1 -timeout 40m ./test/...
 
-## verify: gofmt, go vet, and generated code up to date.
+## verify: gofmt, go vet, golangci-lint, logcheck, package layers, generated code up to date.
 verify:
 	@hack/verify.sh
 

@@ -10,7 +10,6 @@ import (
 	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/component-base/config/options"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
@@ -75,7 +74,7 @@ func (o *SyncerFlags) Validate() []error {
 
 // ApplyTo copies the flags into cfg. The Lease lives in the server's
 // --namespace unless --leader-elect-resource-namespace says otherwise.
-func (o *SyncerFlags) ApplyTo(cfg *server.Syncer) {
+func (o *SyncerFlags) ApplyTo(cfg *syncer.Options) {
 	cfg.TokenTTL, cfg.TokenRenewBefore = o.TokenTTL, o.TokenRenewBefore
 	cfg.Workers, cfg.ResyncPeriod = o.Workers, o.ResyncPeriod
 	cfg.InstallDefaultOSPs = o.InstallDefaultOSPs

@@ -35,6 +35,8 @@ func pack(data []byte) ([]byte, error) {
 // unpack reverses pack.
 func unpack(packed []byte) ([]byte, error) {
 	r := flate.NewReader(bytes.NewReader(packed))
-	defer r.Close()
-	return io.ReadAll(r)
+	data, err := io.ReadAll(r)
+	// Closing a reader of memory cannot fail once it read everything.
+	_ = r.Close()
+	return data, err
 }

@@ -47,7 +47,7 @@ type Config struct {
 	// and Fallback default to the worker cluster's.
 	Facts facts.Config
 	// Syncer configures the syncer.
-	Syncer Syncer
+	Syncer syncer.Options
 	// ProfileNamespace holds the profiles of MDs that name no namespace, the
 	// default profiles and the syncer's Lease (--namespace).
 	ProfileNamespace string
@@ -74,18 +74,6 @@ type Clusters struct {
 	WorkerConfig *rest.Config
 	// MachineDeployments lists and watches the worker's MachineDeployments.
 	MachineDeployments cache.ListerWatcher
-}
-
-// Syncer configures the syncer.
-type Syncer struct {
-	TokenTTL, TokenRenewBefore time.Duration
-	Workers                    int
-	ResyncPeriod               time.Duration
-	// LeaderElection elects the replica that syncs; its Client defaults to
-	// the management cluster's.
-	LeaderElection syncer.LeaderElection
-	// InstallDefaultOSPs installs the profiles embedded in the binary.
-	InstallDefaultOSPs bool
 }
 
 // workerQPS lets the syncer write ~7 objects per new MachineDeployment:

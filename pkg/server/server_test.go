@@ -81,14 +81,14 @@ func startServer(t testing.TB, renderer func(render.Input) (*render.Result, erro
 			Management: kube,
 			Worker:     kube,
 			MachineDeployments: listWatch{&cache.ListWatch{
-				ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
+				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 					list := &clusterv1alpha1.MachineDeploymentList{}
 					for _, md := range mds {
 						list.Items = append(list.Items, *md)
 					}
 					return list, nil
 				},
-				WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return mdWatch, nil },
+				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return mdWatch, nil },
 			}},
 		},
 		Facts:  facts.Config{Cluster: render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: "ca"}},

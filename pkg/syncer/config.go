@@ -60,6 +60,18 @@ type Config struct {
 	ResyncPeriod time.Duration
 }
 
+// Options are the syncer's settings, from the flags.
+type Options struct {
+	TokenTTL, TokenRenewBefore time.Duration
+	Workers                    int
+	ResyncPeriod               time.Duration
+	// LeaderElection elects the replica that syncs; the server fills in the
+	// Client and, if empty, the Namespace.
+	LeaderElection LeaderElection
+	// InstallDefaultOSPs installs the profiles embedded in the binary.
+	InstallDefaultOSPs bool
+}
+
 // Defaults of Config.
 const (
 	DefaultTokenTTL         = 24 * time.Hour

@@ -34,7 +34,7 @@ func scanLog(path string, n, m int) (last, errs []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {

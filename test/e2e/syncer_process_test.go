@@ -31,7 +31,9 @@ func startReplica(t *testing.T, bin, lease, id string) *osmProcess {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	kubeconfig := filepath.Join(env.dir, "osm-apiserver.kubeconfig")
 	if _, err := os.Stat(kubeconfig); err != nil {
 		kubeconfig = env.kubeconfig
@@ -58,7 +60,7 @@ func startReplica(t *testing.T, bin, lease, id string) *osmProcess {
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
-		out.Close()
+		_ = out.Close() // the process is gone; the log is read by name
 		if t.Failed() {
 			data, _ := os.ReadFile(p.log)
 			t.Logf("log of replica %s:\n%s", id, lastLines(string(data), 30))

@@ -55,3 +55,31 @@ func TestServeHelpHasSections(t *testing.T) {
 		}
 	}
 }
+
+// serve has no token flags: the syncer keeps tokens per MachineDeployment.
+func TestServeHasNoTokenFlags(t *testing.T) {
+	fss := NewServeOptions().Flags()
+	for _, fs := range fss.FlagSets {
+		for _, name := range []string{"bootstrap-token", "cloud-init-getter-token"} {
+			if fs.Lookup(name) != nil {
+				t.Errorf("serve has --%s", name)
+			}
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	root := NewRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--version"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	// Unstamped in tests: component-base's default version, then commit,
+	// date and Go release.
+	got := out.String()
+	if !strings.HasPrefix(got, "osm-apiserver v") || !strings.Contains(got, "(commit ") || !strings.Contains(got, " go1.") {
+		t.Errorf("--version printed %q", got)
+	}
+}

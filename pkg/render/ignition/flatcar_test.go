@@ -19,10 +19,22 @@ const flatcarOSP = "../../../../shared/upstream-osm/deploy/osps/default/osp-flat
 // the container runtime's files added as the render engine adds them.
 func loadFlatcarConfigs(t testing.TB) (bootstrap, provisioning osm.OSCConfig) {
 	t.Helper()
-	raw, err := os.ReadFile(flatcarOSP)
-	if os.IsNotExist(err) {
+	if _, err := os.Stat(flatcarOSP); os.IsNotExist(err) {
 		t.Skipf("%s not found (the shared data is outside this repository)", filepath.Base(flatcarOSP))
 	}
+	bootstrap, provisioning = loadOSPConfigs(t, flatcarOSP)
+	if len(provisioning.Files) == 0 || len(provisioning.Units) == 0 {
+		t.Fatalf("%s: no files or units in provisioningConfig", flatcarOSP)
+	}
+	return bootstrap, provisioning
+}
+
+// loadOSPConfigs returns the bootstrap and provisioning configs of the OSP in
+// file path, templates left unrendered, with the first container runtime's
+// files and an SSH key added to the provisioning config.
+func loadOSPConfigs(t testing.TB, path string) (bootstrap, provisioning osm.OSCConfig) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,19 +50,18 @@ func loadFlatcarConfigs(t testing.TB) (bootstrap, provisioning osm.OSCConfig) {
 		} `json:"spec"`
 	}
 	if err := yaml.Unmarshal(raw, &osp); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	prov := osp.Spec.ProvisioningConfig.OSCConfig
-	prov.Files = append(prov.Files, osp.Spec.ProvisioningConfig.SupportedContainerRuntimes[0].Files...)
+	if rt := osp.Spec.ProvisioningConfig.SupportedContainerRuntimes; len(rt) > 0 {
+		prov.Files = append(prov.Files, rt[0].Files...)
+	}
 	prov.UserSSHKeys = []string{"ssh-rsa AAAA"}
 	if err := v1alpha1.Convert_v1alpha1_OSCConfig_To_osm_OSCConfig(&osp.Spec.BootstrapConfig, &bootstrap, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := v1alpha1.Convert_v1alpha1_OSCConfig_To_osm_OSCConfig(&prov, &provisioning, nil); err != nil {
 		t.Fatal(err)
-	}
-	if len(provisioning.Files) == 0 || len(provisioning.Units) == 0 {
-		t.Fatalf("%s: no files or units in provisioningConfig", flatcarOSP)
 	}
 	return bootstrap, provisioning
 }

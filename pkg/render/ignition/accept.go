@@ -18,7 +18,8 @@ import (
 // Butane validates the butane config (for what we set: one source per
 // resource, and a warning for modes that look decimal), translates it, and
 // validates the Ignition config: each file, unit and drop-in on its own
-// (Validate of the Ignition types, called here as they are), across items
+// (Validate of the Ignition types, called here as they are, for units and
+// drop-ins through the verdicts remembered in verdicts.go), across items
 // (Config, Systemd) and for duplicate keys in every list (ValidateDups),
 // which are spelled out below for the lists we fill. Data URLs always decode
 // (dataurl.go), so their validation is not repeated.
@@ -45,8 +46,7 @@ func accepted(c *config) bool {
 	instances := false
 	for i := range c.units {
 		u := &c.units[i]
-		tu := types.Unit{Name: u.Name, Contents: u.Content, Enabled: u.Enable, Mask: u.Mask}
-		if len(tu.Validate(ctx).Entries) > 0 {
+		if !unitValid(u) {
 			return false
 		}
 		for j := range i {
@@ -60,7 +60,7 @@ func accepted(c *config) bool {
 		}
 		for j := range u.DropIns {
 			d := &u.DropIns[j]
-			if len((types.Dropin{Name: d.Name, Contents: &d.Content}).Validate(ctx).Entries) > 0 {
+			if !dropInValid(d) {
 				return false
 			}
 			for k := range j {

@@ -1,0 +1,87 @@
+package ignition
+
+import (
+	"sync"
+
+	"github.com/coreos/ignition/v2/config/v3_3/types"
+	"github.com/coreos/vcontext/path"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+)
+
+// Parsing a unit's contents (go-systemd's lexer runs in a goroutine of its
+// own per unit) was half of what a warm Flatcar render cost. Renders of a
+// known OSP bring the same units again, so the units and drop-ins that
+// Ignition's validation found valid are remembered, keyed by everything their
+// Validate reads; invalid ones are not, they go to butane anyway. At most
+// maxVerdicts entries of maxVerdictBytes together are kept (all are dropped
+// when either is reached); a unit longer than maxVerdictBytes/16 is not kept.
+const (
+	maxVerdicts     = 1024
+	maxVerdictBytes = 1 << 20
+)
+
+// unitKey is what types.Unit.Validate (or, for a drop-in, Dropin.Validate) reads.
+type unitKey struct {
+	dropIn          bool
+	name, contents  string
+	hasContents     bool
+	enabled, masked int8 // -1 unset, 0 false, 1 true
+}
+
+// verdicts are the units and drop-ins found valid.
+var verdicts struct {
+	sync.Mutex
+	valid map[unitKey]struct{}
+	bytes int
+}
+
+func tri(b *bool) int8 {
+	switch {
+	case b == nil:
+		return -1
+	case *b:
+		return 1
+	}
+	return 0
+}
+
+// unitValid runs Ignition's validation of u, or remembers it passed.
+func unitValid(u *osm.Unit) bool {
+	k := unitKey{name: u.Name, enabled: tri(u.Enable), masked: tri(u.Mask), hasContents: u.Content != nil}
+	if u.Content != nil {
+		k.contents = *u.Content
+	}
+	return remembered(k, func() bool {
+		tu := types.Unit{Name: u.Name, Contents: u.Content, Enabled: u.Enable, Mask: u.Mask}
+		return len(tu.Validate(path.ContextPath{}).Entries) == 0
+	})
+}
+
+// dropInValid runs Ignition's validation of d, or remembers it passed.
+func dropInValid(d *osm.DropIn) bool {
+	return remembered(unitKey{dropIn: true, name: d.Name, contents: d.Content, hasContents: true}, func() bool {
+		return len((types.Dropin{Name: d.Name, Contents: &d.Content}).Validate(path.ContextPath{}).Entries) == 0
+	})
+}
+
+func remembered(k unitKey, validate func() bool) bool {
+	verdicts.Lock()
+	_, ok := verdicts.valid[k]
+	verdicts.Unlock()
+	if ok || !validate() {
+		return ok
+	}
+	size := len(k.name) + len(k.contents)
+	if size > maxVerdictBytes/16 {
+		return true
+	}
+	verdicts.Lock()
+	defer verdicts.Unlock()
+	if verdicts.valid == nil || len(verdicts.valid) >= maxVerdicts || verdicts.bytes >= maxVerdictBytes {
+		verdicts.valid, verdicts.bytes = map[unitKey]struct{}{}, 0
+	}
+	verdicts.valid[k] = struct{}{}
+	verdicts.bytes += size
+	return true
+}

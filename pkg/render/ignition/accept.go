@@ -3,7 +3,6 @@ package ignition
 import (
 	"strings"
 
-	baseutil "github.com/coreos/butane/base/util"
 	"github.com/coreos/ignition/v2/config/v3_3/types"
 	"github.com/coreos/vcontext/path"
 
@@ -18,23 +17,16 @@ import (
 // Butane validates the butane config (for what we set: one source per
 // resource, and a warning for modes that look decimal), translates it, and
 // validates the Ignition config: each file, unit and drop-in on its own
-// (Validate of the Ignition types, called here as they are, for units and
-// drop-ins through the verdicts remembered in verdicts.go), across items
-// (Config, Systemd) and for duplicate keys in every list (ValidateDups),
-// which are spelled out below for the lists we fill. Data URLs always decode
-// (dataurl.go), so their validation is not repeated.
+// (Validate of the Ignition types, called as they are, through the verdicts
+// of verdicts.go), across items (Config, Systemd) and for duplicate keys in
+// every list (ValidateDups), which are spelled out below for the lists we
+// fill. Data URLs always decode (dataurl.go), so their validation is not
+// repeated.
 func accepted(c *config) bool {
-	var ctx path.ContextPath
 	paths := make(map[string]struct{}, len(c.files))
-	overwrite, source := true, "data:,"
 	for i := range c.files {
 		f := &c.files[i]
-		mode := f.mode
-		tf := types.File{
-			Node:          types.Node{Path: f.path, Overwrite: &overwrite},
-			FileEmbedded1: types.FileEmbedded1{Mode: &mode, Contents: types.Resource{Source: &source}},
-		}
-		if len(tf.Validate(ctx).Entries) > 0 || baseutil.CheckForDecimalMode(mode, false) != nil {
+		if !fileValid(f.path, f.mode) {
 			return false
 		}
 		if has(paths, f.path) {

@@ -84,15 +84,19 @@ func TestFlatcarOSP(t *testing.T) {
 	}
 }
 
-// BenchmarkEncode encodes both payloads of upstream's Flatcar OSP, as one render does.
-func BenchmarkEncode(b *testing.B) {
+// BenchmarkEncode encodes both payloads of upstream's Flatcar OSP, as one
+// render does; BenchmarkEncodeWithButane does it through butane.
+func BenchmarkEncode(b *testing.B)           { benchmarkEncode(b, EncodeWithOptions) }
+func BenchmarkEncodeWithButane(b *testing.B) { benchmarkEncode(b, EncodeWithButane) }
+
+func benchmarkEncode(b *testing.B, encode func(osm.OSCConfig, Options) ([]byte, error)) {
 	boot, prov := loadFlatcarConfigs(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := EncodeWithOptions(boot, Options{Hostname: machineNamePlaceholder}); err != nil {
+		if _, err := encode(boot, Options{Hostname: machineNamePlaceholder}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Encode(prov); err != nil {
+		if _, err := encode(prov, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package ignition
 import (
 	"sync"
 
+	baseutil "github.com/coreos/butane/base/util"
 	"github.com/coreos/ignition/v2/config/v3_3/types"
 	"github.com/coreos/vcontext/path"
 
@@ -10,8 +11,9 @@ import (
 )
 
 // Parsing a unit's contents (go-systemd's lexer runs in a goroutine of its
-// own per unit) was half of what a warm Flatcar render cost. Renders of a
-// known OSP bring the same units again, so the units and drop-ins that
+// own per unit) was half of what a warm Flatcar render cost, and validating
+// files most of its allocations. Renders of a known OSP bring the same units
+// and files again, so the units, drop-ins and files (path and mode) that
 // Ignition's validation found valid are remembered, keyed by everything their
 // Validate reads; invalid ones are not, they go to butane anyway. At most
 // maxVerdicts entries of maxVerdictBytes together are kept (all are dropped
@@ -21,18 +23,20 @@ const (
 	maxVerdictBytes = 1 << 20
 )
 
-// unitKey is what types.Unit.Validate (or, for a drop-in, Dropin.Validate) reads.
-type unitKey struct {
-	dropIn          bool
+// itemKey is what types.Unit.Validate reads (for a drop-in, Dropin.Validate;
+// for a file, File.Validate and butane's mode check) reads.
+type itemKey struct {
+	dropIn, file    bool
 	name, contents  string
 	hasContents     bool
 	enabled, masked int8 // -1 unset, 0 false, 1 true
+	mode            int
 }
 
-// verdicts are the units and drop-ins found valid.
+// verdicts are the units, drop-ins and files found valid.
 var verdicts struct {
 	sync.Mutex
-	valid map[unitKey]struct{}
+	valid map[itemKey]struct{}
 	bytes int
 }
 
@@ -48,7 +52,7 @@ func tri(b *bool) int8 {
 
 // unitValid runs Ignition's validation of u, or remembers it passed.
 func unitValid(u *osm.Unit) bool {
-	k := unitKey{name: u.Name, enabled: tri(u.Enable), masked: tri(u.Mask), hasContents: u.Content != nil}
+	k := itemKey{name: u.Name, enabled: tri(u.Enable), masked: tri(u.Mask), hasContents: u.Content != nil}
 	if u.Content != nil {
 		k.contents = *u.Content
 	}
@@ -60,12 +64,12 @@ func unitValid(u *osm.Unit) bool {
 
 // dropInValid runs Ignition's validation of d, or remembers it passed.
 func dropInValid(d *osm.DropIn) bool {
-	return remembered(unitKey{dropIn: true, name: d.Name, contents: d.Content, hasContents: true}, func() bool {
+	return remembered(itemKey{dropIn: true, name: d.Name, contents: d.Content, hasContents: true}, func() bool {
 		return len((types.Dropin{Name: d.Name, Contents: &d.Content}).Validate(path.ContextPath{}).Entries) == 0
 	})
 }
 
-func remembered(k unitKey, validate func() bool) bool {
+func remembered(k itemKey, validate func() bool) bool {
 	verdicts.Lock()
 	_, ok := verdicts.valid[k]
 	verdicts.Unlock()
@@ -79,9 +83,22 @@ func remembered(k unitKey, validate func() bool) bool {
 	verdicts.Lock()
 	defer verdicts.Unlock()
 	if verdicts.valid == nil || len(verdicts.valid) >= maxVerdicts || verdicts.bytes >= maxVerdictBytes {
-		verdicts.valid, verdicts.bytes = map[unitKey]struct{}{}, 0
+		verdicts.valid, verdicts.bytes = map[itemKey]struct{}{}, 0
 	}
 	verdicts.valid[k] = struct{}{}
 	verdicts.bytes += size
 	return true
+}
+
+// fileValid runs Ignition's validation of a file at name with mode, and
+// butane's check for modes that look decimal, or remembers they passed.
+func fileValid(name string, mode int) bool {
+	return remembered(itemKey{file: true, name: name, mode: mode}, func() bool {
+		overwrite, source := true, "data:,"
+		tf := types.File{
+			Node:          types.Node{Path: name, Overwrite: &overwrite},
+			FileEmbedded1: types.FileEmbedded1{Mode: &mode, Contents: types.Resource{Source: &source}},
+		}
+		return len(tf.Validate(path.ContextPath{}).Entries) == 0 && baseutil.CheckForDecimalMode(mode, false) == nil
+	})
 }

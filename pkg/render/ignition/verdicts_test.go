@@ -9,19 +9,19 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
 
-func remembers(k unitKey) bool {
+func remembers(k itemKey) bool {
 	verdicts.Lock()
 	defer verdicts.Unlock()
 	_, ok := verdicts.valid[k]
 	return ok
 }
 
-// TestVerdicts: a valid unit is remembered under everything its validation
-// reads, an invalid one never; a unit that differs in any of those is
-// validated anew.
+// TestVerdicts: a valid unit, drop-in or file is remembered under everything
+// its validation reads, an invalid one never; one that differs in any of
+// those is validated anew.
 func TestVerdicts(t *testing.T) {
 	valid := unitWith("verdict.service", ptr(true), nil, ptr(installed))
-	if !unitValid(&valid) || !remembers(unitKey{name: valid.Name, contents: installed, hasContents: true, enabled: 1, masked: -1}) {
+	if !unitValid(&valid) || !remembers(itemKey{name: valid.Name, contents: installed, hasContents: true, enabled: 1, masked: -1}) {
 		t.Fatal("a valid unit is not remembered")
 	}
 	if !unitValid(&valid) {
@@ -40,15 +40,26 @@ func TestVerdicts(t *testing.T) {
 		}
 	}
 	bad := osm.DropIn{Name: "verdict.conf", Content: "[Service\n"}
-	if dropInValid(&bad) || dropInValid(&bad) || remembers(unitKey{dropIn: true, name: bad.Name, contents: bad.Content, hasContents: true}) {
+	if dropInValid(&bad) || dropInValid(&bad) || remembers(itemKey{dropIn: true, name: bad.Name, contents: bad.Content, hasContents: true}) {
 		t.Error("an invalid drop-in passes or is remembered")
 	}
 	good := osm.DropIn{Name: "verdict.conf", Content: "[Service]\n"}
 	if !dropInValid(&good) || !dropInValid(&good) {
 		t.Error("a valid drop-in fails")
 	}
+	if !fileValid("/verdict", 0o644) || !remembers(itemKey{file: true, name: "/verdict", mode: 0o644}) {
+		t.Error("a valid file is not remembered")
+	}
+	for _, f := range []struct {
+		path string
+		mode int
+	}{{"/verdict", 0o4755}, {"/verdict", 0o1204}, {"verdict", 0o644}, {"/verdict/", 0o644}} {
+		if fileValid(f.path, f.mode) || fileValid(f.path, f.mode) || remembers(itemKey{file: true, name: f.path, mode: f.mode}) {
+			t.Errorf("invalid file %s mode %04o passes or is remembered", f.path, f.mode)
+		}
+	}
 	long := unitWith("long.service", nil, nil, ptr("[Service]\n"+strings.Repeat("# comment\n", maxVerdictBytes/100)))
-	if !unitValid(&long) || remembers(unitKey{name: long.Name, contents: *long.Content, hasContents: true, enabled: -1, masked: -1}) {
+	if !unitValid(&long) || remembers(itemKey{name: long.Name, contents: *long.Content, hasContents: true, enabled: -1, masked: -1}) {
 		t.Error("a long unit is invalid or remembered")
 	}
 }

@@ -42,7 +42,7 @@ func (t payloadTarget) encode(kind osm.PayloadType, cfg *osm.OSCConfig) (Payload
 		if hostname != "" {
 			hostname = machinecontroller.MachineNamePlaceholder
 		}
-		data, err = ignition.EncodeWithOptions(*cfg, ignition.Options{Hostname: hostname})
+		data, err = ignition.Encode(*cfg, ignition.Options{Hostname: hostname})
 	} else {
 		data, err = cloudinit.Encode(*cfg, cloudinit.Options{Hostname: hostname, DistUpgradeOnBoot: t.distUpgradeOnBoot})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vincent-petithory/dataurl"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -48,14 +49,14 @@ var goldenCases = []struct {
 				{Name: "containerd.service", Enable: ptr(true), DropIns: []osm.DropIn{{Name: "10-env.conf", Content: "[Service]\nEnvironment=A=b\n"}}},
 			},
 		},
-		opts: Options{Hostname: machineNamePlaceholder},
+		opts: Options{Hostname: machinecontroller.MachineNamePlaceholder},
 	},
 }
 
 func TestEncodeGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := EncodeWithOptions(tc.cfg, tc.opts)
+			out, err := Encode(tc.cfg, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +99,7 @@ func parse(t *testing.T, out []byte) types.Config {
 func TestRoundTrip(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := EncodeWithOptions(tc.cfg, tc.opts)
+			out, err := Encode(tc.cfg, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +152,7 @@ func same[T comparable](a, b *T) bool {
 // TestMachineNamePlaceholder does what machine-controller does to the user-data
 // and checks that the machine's name lands in every place that had the placeholder.
 func TestMachineNamePlaceholder(t *testing.T) {
-	out, err := EncodeWithOptions(goldenCases[1].cfg, goldenCases[1].opts)
+	out, err := Encode(goldenCases[1].cfg, goldenCases[1].opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestEncodeErrors(t *testing.T) {
 		{"duplicate file", osm.OSCConfig{Files: []osm.File{file("/x", 644, "", "a"), file("/x", 644, "", "b")}}, "butane translation failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Encode(tc.cfg)
+			_, err := Encode(tc.cfg, Options{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // flatcarOSP is upstream's default Flatcar OSP; see ../shared/upstream-osm/README.md.
@@ -19,10 +20,22 @@ const flatcarOSP = "../../../../shared/upstream-osm/deploy/osps/default/osp-flat
 // the container runtime's files added as the render engine adds them.
 func loadFlatcarConfigs(t testing.TB) (bootstrap, provisioning osm.OSCConfig) {
 	t.Helper()
-	raw, err := os.ReadFile(flatcarOSP)
-	if os.IsNotExist(err) {
+	if _, err := os.Stat(flatcarOSP); os.IsNotExist(err) {
 		t.Skipf("%s not found (the shared data is outside this repository)", filepath.Base(flatcarOSP))
 	}
+	bootstrap, provisioning = loadOSPConfigs(t, flatcarOSP)
+	if len(provisioning.Files) == 0 || len(provisioning.Units) == 0 {
+		t.Fatalf("%s: no files or units in provisioningConfig", flatcarOSP)
+	}
+	return bootstrap, provisioning
+}
+
+// loadOSPConfigs returns the bootstrap and provisioning configs of the OSP in
+// file path, templates left unrendered, with the first container runtime's
+// files and an SSH key added to the provisioning config.
+func loadOSPConfigs(t testing.TB, path string) (bootstrap, provisioning osm.OSCConfig) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,19 +51,18 @@ func loadFlatcarConfigs(t testing.TB) (bootstrap, provisioning osm.OSCConfig) {
 		} `json:"spec"`
 	}
 	if err := yaml.Unmarshal(raw, &osp); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	prov := osp.Spec.ProvisioningConfig.OSCConfig
-	prov.Files = append(prov.Files, osp.Spec.ProvisioningConfig.SupportedContainerRuntimes[0].Files...)
+	if rt := osp.Spec.ProvisioningConfig.SupportedContainerRuntimes; len(rt) > 0 {
+		prov.Files = append(prov.Files, rt[0].Files...)
+	}
 	prov.UserSSHKeys = []string{"ssh-rsa AAAA"}
 	if err := v1alpha1.Convert_v1alpha1_OSCConfig_To_osm_OSCConfig(&osp.Spec.BootstrapConfig, &bootstrap, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := v1alpha1.Convert_v1alpha1_OSCConfig_To_osm_OSCConfig(&prov, &provisioning, nil); err != nil {
 		t.Fatal(err)
-	}
-	if len(provisioning.Files) == 0 || len(provisioning.Units) == 0 {
-		t.Fatalf("%s: no files or units in provisioningConfig", flatcarOSP)
 	}
 	return bootstrap, provisioning
 }
@@ -61,7 +73,7 @@ func TestFlatcarOSP(t *testing.T) {
 	boot, prov := loadFlatcarConfigs(t)
 	for name, cfg := range map[string]osm.OSCConfig{"bootstrap": boot, "provisioning": prov} {
 		t.Run(name, func(t *testing.T) {
-			out, err := EncodeWithOptions(cfg, Options{Hostname: machineNamePlaceholder})
+			out, err := Encode(cfg, Options{Hostname: machinecontroller.MachineNamePlaceholder})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,15 +85,19 @@ func TestFlatcarOSP(t *testing.T) {
 	}
 }
 
-// BenchmarkEncode encodes both payloads of upstream's Flatcar OSP, as one render does.
-func BenchmarkEncode(b *testing.B) {
+// BenchmarkEncode encodes both payloads of upstream's Flatcar OSP, as one
+// render does; BenchmarkEncodeWithButane does it through butane.
+func BenchmarkEncode(b *testing.B)           { benchmarkEncode(b, Encode) }
+func BenchmarkEncodeWithButane(b *testing.B) { benchmarkEncode(b, EncodeWithButane) }
+
+func benchmarkEncode(b *testing.B, encode func(osm.OSCConfig, Options) ([]byte, error)) {
 	boot, prov := loadFlatcarConfigs(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := EncodeWithOptions(boot, Options{Hostname: machineNamePlaceholder}); err != nil {
+		if _, err := encode(boot, Options{Hostname: machinecontroller.MachineNamePlaceholder}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Encode(prov); err != nil {
+		if _, err := encode(prov, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,8 @@ package defaultosps
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +126,53 @@ func checkRerun(t *testing.T, run sandboxRun, cfg, rerunCfg string) {
 	if rerun.Network["config"] != "disabled" || rerun.SSHDeleteKeys == nil || *rerun.SSHDeleteKeys ||
 		!slices.Equal(rerun.DatasourceList, []string{"None"}) {
 		t.Errorf("%s = %q, want networking and host keys kept and datasource_list [None]", rerunCfg, raw)
+	}
+}
+
+// TestBootstrapAppliesConfigWithCloudInit runs the bootstrap of every
+// cloud-init profile (rendered for Azure, where v0.1.0 ran the local stage)
+// with Debian's real cloud-init, the version the node test's image has, in the
+// sandbox; only curl (which serves the real provisioning payload), systemctl
+// and `cloud-init status` are stubs. Although ds-identify listed only Azure,
+// the rerun must find the None datasource and write every file of the
+// provisioning payload, and its runcmd must start osm-setup.service.
+func TestBootstrapAppliesConfigWithCloudInit(t *testing.T) {
+	requireSandbox(t)
+	requireTools(t, "cloud-init")
+	for _, name := range cloudInitOSPs {
+		t.Run(name, func(t *testing.T) {
+			r := renderOSP(t, name, "azure", "IPv4+IPv6", nil)
+			s := newSandbox(t)
+			payload := base64.StdEncoding.EncodeToString(r.res.Provisioning.UserData)
+			if err := os.WriteFile(filepath.Join(s.dir, "payload.b64"), []byte(payload), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// The image's own settings: never grow or resize the host's disk.
+			// And what ds-identify writes on an EL image on Azure: a list
+			// without None, which only the rerun's --file overrides.
+			s.prepare = `mkdir -p /etc/cloud/cloud.cfg.d /run/cloud-init
+printf 'growpart: {mode: "off"}\nresize_rootfs: false\n' >/etc/cloud/cloud.cfg.d/00-osm-test.cfg
+printf 'datasource_list: [ Azure ]\n' >/run/cloud-init/cloud.cfg`
+			s.stub("curl", `printf '{"kind":"Secret","data":{"cloud-config":"%s"}}' "$(cat /osm-test/payload.b64)"`)
+			s.stub("systemctl", "")
+			s.stub("cloud-init", `[ "$1" = status ] && exit 0
+exec /usr/bin/cloud-init "$@"`)
+			run := s.run(t, r.bootstrap["/opt/bin/osm-bootstrap"])
+			if run.err != nil {
+				t.Fatalf("osm-bootstrap: %v\n%s", run.err, run.out)
+			}
+			if id, _ := run.changed("/var/lib/cloud/data/instance-id"); strings.TrimSpace(id) != "iid-datasource-none" {
+				t.Errorf("cloud-init ran as instance %q, want the None datasource's iid-datasource-none\n%s", id, run.out)
+			}
+			for path, want := range r.provisioning {
+				if got, ok := run.changed(path); !ok || got != want {
+					t.Errorf("cloud-init did not write %s as the provisioning payload has it (written: %v)", path, ok)
+				}
+			}
+			// One start from the payload's runcmd, one from osm-bootstrap.
+			if n := len(run.called("systemctl enable --now --no-block osm-setup.service")); n != 2 {
+				t.Errorf("osm-setup.service started %d times, want 2 (runcmd, bootstrap); calls:\n%s", n, strings.Join(run.calls, "\n"))
+			}
+		})
 	}
 }

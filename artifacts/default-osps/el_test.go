@@ -2,7 +2,6 @@ package defaultosps
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,8 +42,7 @@ func TestAzureELDualStackIPv6(t *testing.T) {
 			for method, wantModify := range map[string]bool{"ignore": true, "disabled": true, "auto": false, "dhcp": false} {
 				t.Run(fmt.Sprintf("%s/%s/ipv6.method-%s", name, family, method), func(t *testing.T) {
 					s := newSandbox(t)
-					state := filepath.Join(s.dir, "v6-up")
-					s.env = []string{"OSM_TEST_METHOD=" + method, "OSM_TEST_STATE=" + state}
+					s.env = []string{"OSM_TEST_METHOD=" + method, "OSM_TEST_STATE=/osm-test/v6-up"}
 					s.stub("ip", `case "$*" in
   "-o -4 route show default") echo "default via 10.0.0.1 dev eth0 proto dhcp src 10.0.0.4 metric 100" ;;
   "-6 route show default") if [ -e "$OSM_TEST_STATE" ] || { [ "$OSM_TEST_METHOD" != ignore ] && [ "$OSM_TEST_METHOD" != disabled ]; }; then

@@ -8,15 +8,16 @@ import (
 	"testing"
 )
 
-// sandbox runs a rendered node script for real, as root, in a private mount
-// namespace: /etc, /var and /opt are overlays whose changes are copied out
-// when the script ends, and the commands that would touch the machine
-// (systemctl, cloud-init, curl, ...) are stubs that log their arguments.
+// sandbox runs a rendered node script for real, as root, in a chroot onto an
+// overlay of the root file system (with its own /proc, /run and /tmp, the
+// host's /dev, and its own mount and UTS namespaces): what the script writes
+// lands in the overlay and is copied out when it ends. The commands that would
+// touch the machine (systemctl, curl, ...) are stubs that log their arguments.
 type sandbox struct {
-	dir     string // the test's directory: stubs, call log, copied changes
+	dir     string // the test's directory: stubs, call log, copied changes; /osm-test inside
 	stubs   map[string]string
 	env     []string
-	prepare string // shell run inside the namespace before the script, e.g. mkdir of image paths
+	prepare string // shell run in the chroot before the script, e.g. mkdir of image paths
 }
 
 // sandboxRun is one finished run.
@@ -24,15 +25,15 @@ type sandboxRun struct {
 	out     string   // the script's stdout and stderr
 	err     error    // its exit status
 	calls   []string // "name arg ..." of every stub call, in order
-	changes string   // a directory holding etc/, var/, opt/ with what the script wrote there
+	changes string   // a directory holding what the script wrote, by absolute path
 }
 
-// requireSandbox skips unless the test can create mount and network namespaces.
+// requireSandbox skips unless the test can create mount namespaces.
 func requireSandbox(t *testing.T) {
 	t.Helper()
-	requireTools(t, "unshare", "mount", "bash", "cp")
+	requireTools(t, "unshare", "mount", "chroot", "bash", "cp")
 	if os.Geteuid() != 0 {
-		t.Skip("running node scripts in mount namespaces with overlays needs root (CAP_SYS_ADMIN); make test runs as root in CI")
+		t.Skip("running node scripts in a chroot onto an overlay needs root (CAP_SYS_ADMIN, CAP_SYS_CHROOT); make test runs as root in CI")
 	}
 }
 
@@ -48,65 +49,64 @@ func (s *sandbox) stub(name, body string) {
 
 const sandboxWrapper = `set -euo pipefail
 mount -t tmpfs osm-test "$OSM_SANDBOX_UPPER"
-for d in etc var opt; do
-  mkdir -p "$OSM_SANDBOX_UPPER/$d" "$OSM_SANDBOX_UPPER/$d.work"
-  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$OSM_SANDBOX_UPPER/$d,workdir=$OSM_SANDBOX_UPPER/$d.work" "/$d"
-done
-eval "$OSM_SANDBOX_PREPARE"
+root=$OSM_SANDBOX_UPPER/root
+mkdir -p "$OSM_SANDBOX_UPPER/upper" "$OSM_SANDBOX_UPPER/work" "$root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$OSM_SANDBOX_UPPER/upper,workdir=$OSM_SANDBOX_UPPER/work" "$root"
+mount -t proc proc "$root/proc"
+mount --rbind /dev "$root/dev"
+mount -t tmpfs tmpfs "$root/run"
+mount -t tmpfs tmpfs "$root/tmp"
+mkdir -p "$root/osm-test"
+mount --bind "$OSM_SANDBOX_DIR" "$root/osm-test"
 set +e
-PATH="$OSM_SANDBOX_STUBS:$PATH" bash "$OSM_SANDBOX_SCRIPT" >"$OSM_SANDBOX_OUT" 2>&1
+chroot "$root" /bin/bash -c 'eval "$OSM_SANDBOX_PREPARE"; PATH=/osm-test/stubs:$PATH bash /osm-test/script' >"$OSM_SANDBOX_DIR/out" 2>&1
 rc=$?
-for d in etc var opt; do cp -a "$OSM_SANDBOX_UPPER/$d" "$OSM_SANDBOX_CHANGES/"; done
+umount -R "$root"
+rmdir "$OSM_SANDBOX_UPPER/upper/osm-test" 2>/dev/null
+cp -a "$OSM_SANDBOX_UPPER/upper/." "$OSM_SANDBOX_DIR/changes/"
 exit $rc
 `
 
 func (s *sandbox) run(t *testing.T, script string) sandboxRun {
 	t.Helper()
-	stubs := filepath.Join(s.dir, "stubs")
-	changes := filepath.Join(s.dir, "changes")
-	upper := filepath.Join(s.dir, "upper")
-	for _, d := range []string{stubs, changes, upper} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, d := range []string{"stubs", "changes", "upper"} {
+		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	calls := filepath.Join(s.dir, "calls")
 	for name, body := range s.stubs {
-		content := "#!/bin/bash\nprintf '%s\\n' \"" + name + " $*\" >>\"$OSM_SANDBOX_CALLS\"\n" + body + "\n"
-		if err := os.WriteFile(filepath.Join(stubs, name), []byte(content), 0o755); err != nil {
+		content := "#!/bin/bash\nprintf '%s\\n' \"" + name + " $*\" >>/osm-test/calls\n" + body + "\n"
+		if err := os.WriteFile(filepath.Join(s.dir, "stubs", name), []byte(content), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(s.dir, "script")
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+	if err := os.WriteFile(filepath.Join(s.dir, "script"), []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	outFile := filepath.Join(s.dir, "out")
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "bash", "-c", sandboxWrapper)
+	cmd := exec.Command("unshare", "--mount", "--uts", "--propagation", "private", "bash", "-c", sandboxWrapper)
 	cmd.Env = append(os.Environ(),
-		"OSM_SANDBOX_UPPER="+upper,
-		"OSM_SANDBOX_STUBS="+stubs,
-		"OSM_SANDBOX_SCRIPT="+path,
-		"OSM_SANDBOX_OUT="+outFile,
-		"OSM_SANDBOX_CHANGES="+changes,
-		"OSM_SANDBOX_CALLS="+calls,
+		"OSM_SANDBOX_DIR="+s.dir,
+		"OSM_SANDBOX_UPPER="+filepath.Join(s.dir, "upper"),
 		"OSM_SANDBOX_PREPARE="+s.prepare,
 	)
 	cmd.Env = append(cmd.Env, s.env...)
 	wrapperOut, err := cmd.CombinedOutput()
-	out, readErr := os.ReadFile(outFile)
+	out, readErr := os.ReadFile(filepath.Join(s.dir, "out"))
 	if readErr != nil {
 		t.Fatalf("sandbox did not run the script: %v: %s", err, wrapperOut)
 	}
-	r := sandboxRun{out: string(out), err: err, changes: changes}
-	if log, err := os.ReadFile(calls); err == nil {
+	r := sandboxRun{out: string(out), err: err, changes: filepath.Join(s.dir, "changes")}
+	if len(wrapperOut) > 0 {
+		r.out += "\n[sandbox] " + string(wrapperOut)
+	}
+	if log, err := os.ReadFile(filepath.Join(s.dir, "calls")); err == nil {
 		r.calls = strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
 	}
 	return r
 }
 
-// changed returns the content the script left at an absolute path under
-// /etc, /var or /opt, and whether it wrote one.
+// changed returns the content the script left at an absolute path, and
+// whether it wrote one.
 func (r sandboxRun) changed(path string) (string, bool) {
 	b, err := os.ReadFile(filepath.Join(r.changes, path))
 	return string(b), err == nil

@@ -6,7 +6,17 @@ set -o errexit -o nounset -o pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 MODULE="$(go list -m)"
+# `go list -m` prints no directory for a module that is not in the module cache
+# yet (a fresh machine), so download it first: a no-op when it is there.
+if [ -z "$(go list -m -f '{{.Dir}}' k8s.io/code-generator)" ]; then
+  echo "update-codegen: downloading k8s.io/code-generator into the module cache (a few seconds)" >&2
+  go mod download k8s.io/code-generator
+fi
 CODEGEN_PKG="$(go list -m -f '{{.Dir}}' k8s.io/code-generator)"
+if [ -z "$CODEGEN_PKG" ] || [ ! -r "$CODEGEN_PKG/kube_codegen.sh" ]; then
+  echo "update-codegen: k8s.io/code-generator has no kube_codegen.sh in the module cache (directory: '$CODEGEN_PKG', GOMODCACHE: $(go env GOMODCACHE))" >&2
+  exit 1
+fi
 # shellcheck source=/dev/null
 source "$CODEGEN_PKG/kube_codegen.sh"
 

@@ -1,0 +1,178 @@
+package defaultosps
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// cloudInitOSPs are the profiles whose bootstrap applies the provisioning
+// config with cloud-init.
+var cloudInitOSPs = []string{"osp-ubuntu", "osp-rhel", "osp-rockylinux", "osp-amzn2"}
+
+// TestBootstrapRuns runs the bootstrap script of every cloud-init profile in
+// a sandbox, with systemctl, cloud-init and curl as stubs, on AWS, Azure and
+// Hetzner, with systemd-resolved running (Ubuntu) or absent (EL9, Amazon
+// Linux 2), and with cloud-init's --file before and after 24.1. It must apply
+// the fetched config with the network stage only (never `init --local`, which
+// races NetworkManager for the NIC on EL on Azure), with no datasource, and
+// must not die on a systemd-resolved that is not there.
+func TestBootstrapRuns(t *testing.T) {
+	requireSandbox(t)
+	requireTools(t, "base64", "sed", "tr")
+	const provisioning = "#cloud-config\nwrite_files: []\n"
+	const cfg = "/etc/cloud/cloud.cfg.d/90-osm-provisioning.cfg"
+	const rerunCfg = "/etc/cloud/cloud.cfg.d/91-osm-rerun.cfg"
+	for _, name := range cloudInitOSPs {
+		for _, cloud := range []string{"aws", "azure", "hetzner"} {
+			r := renderOSP(t, name, cloud, "", nil)
+			script := r.bootstrap["/opt/bin/osm-bootstrap"]
+			for _, resolved := range []string{"active", "absent"} {
+				for _, cli := range []string{"24.1", "22.4"} {
+					t.Run(fmt.Sprintf("%s/%s/resolved-%s/cloud-init-%s", name, cloud, resolved, cli), func(t *testing.T) {
+						s := newSandbox(t)
+						s.prepare = "mkdir -p /etc/cloud/cloud.cfg.d"
+						s.env = []string{
+							"OSM_TEST_RESOLVED=" + resolved,
+							"OSM_TEST_CLI=" + cli,
+							"OSM_TEST_BODY=" + base64.StdEncoding.EncodeToString([]byte(provisioning)),
+						}
+						s.stub("systemctl", `case "$1" in
+  is-active) [ "$OSM_TEST_RESOLVED" = active ] && [ "${*: -1}" = systemd-resolved ] && exit 0; echo inactive; exit 3 ;;
+  restart) if [ "$2" = systemd-resolved ] && [ "$OSM_TEST_RESOLVED" != active ]; then
+      echo "Failed to restart systemd-resolved.service: Unit systemd-resolved.service not found." >&2; exit 5
+    fi ;;
+esac`)
+						s.stub("cloud-init", `if [[ " $* " == *" --help "* ]]; then
+  if [ "$OSM_TEST_CLI" = 24.1 ]; then echo "usage: cloud-init init [-h] [--local] [--file FILE]"; else echo "usage: cloud-init init [-h] [--local]"; fi
+fi`)
+						s.stub("curl", `printf '{"kind":"Secret","data":{"cloud-config":"%s"}}' "$OSM_TEST_BODY"`)
+						run := s.run(t, script)
+						if run.err != nil {
+							t.Fatalf("osm-bootstrap: %v\n%s\ncalls:\n%s", run.err, run.out, strings.Join(run.calls, "\n"))
+						}
+						if _, ok := run.changed("/var/lib/osm/bootstrap.done"); !ok {
+							t.Error("osm-bootstrap did not write its marker")
+						}
+						if got, _ := run.changed(cfg); got != provisioning {
+							t.Errorf("%s = %q, want the fetched config", cfg, got)
+						}
+						if len(run.called("systemctl enable --now --no-block osm-setup.service")) != 1 {
+							t.Errorf("osm-bootstrap did not start osm-setup.service; calls:\n%s", strings.Join(run.calls, "\n"))
+						}
+						checkRerun(t, run, cfg, rerunCfg)
+						restarts := run.called("systemctl restart systemd-resolved")
+						switch {
+						case cloud != "hetzner" && len(restarts) > 0:
+							t.Errorf("systemd-resolved restarted on %s", cloud)
+						case cloud == "hetzner" && resolved == "active" && len(restarts) != 1:
+							t.Errorf("fallback DNS written but systemd-resolved not restarted; calls:\n%s", strings.Join(run.calls, "\n"))
+						case cloud == "hetzner" && resolved == "absent" && len(restarts) > 0:
+							t.Errorf("systemd-resolved restarted where it does not run")
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// checkRerun checks the cloud-init calls of a bootstrap run: clean, then the
+// network stage and both module stages, each with the rerun config (which
+// selects no datasource) and the provisioning config.
+func checkRerun(t *testing.T, run sandboxRun, cfg, rerunCfg string) {
+	t.Helper()
+	var stages []string
+	for _, c := range run.called("cloud-init ") {
+		args := strings.Fields(c)[1:]
+		if slices.Contains(args, "--help") || args[0] == "status" || args[0] == "clean" {
+			continue
+		}
+		var files, rest []string
+		for i := 0; i < len(args); i++ {
+			if args[i] == "--file" && i+1 < len(args) {
+				files = append(files, args[i+1])
+				i++
+				continue
+			}
+			rest = append(rest, args[i])
+		}
+		stages = append(stages, strings.Join(rest, " "))
+		if !slices.Equal(files, []string{rerunCfg, cfg}) {
+			t.Errorf("%q: --file %q, want the rerun config, then the provisioning config", c, files)
+		}
+	}
+	if want := []string{"init", "modules --mode config", "modules --mode final"}; !slices.Equal(stages, want) {
+		t.Errorf("cloud-init stages %q, want %q", stages, want)
+	}
+	if len(run.called("cloud-init clean")) != 1 {
+		t.Error("cloud-init clean was not run")
+	}
+	raw, _ := run.changed(rerunCfg)
+	var rerun struct {
+		Network        map[string]any `json:"network"`
+		SSHDeleteKeys  *bool          `json:"ssh_deletekeys"`
+		DatasourceList []string       `json:"datasource_list"`
+	}
+	if err := yaml.Unmarshal([]byte(raw), &rerun); err != nil {
+		t.Fatalf("%s: %v: %q", rerunCfg, err, raw)
+	}
+	if rerun.Network["config"] != "disabled" || rerun.SSHDeleteKeys == nil || *rerun.SSHDeleteKeys ||
+		!slices.Equal(rerun.DatasourceList, []string{"None"}) {
+		t.Errorf("%s = %q, want networking and host keys kept and datasource_list [None]", rerunCfg, raw)
+	}
+}
+
+// TestBootstrapAppliesConfigWithCloudInit runs the bootstrap of every
+// cloud-init profile (rendered for Azure, where v0.1.0 ran the local stage)
+// with Debian's real cloud-init, the version the node test's image has, in the
+// sandbox; only curl (which serves the real provisioning payload), systemctl
+// and `cloud-init status` are stubs. Although ds-identify listed only Azure,
+// the rerun must find the None datasource and write every file of the
+// provisioning payload, and its runcmd must start osm-setup.service.
+func TestBootstrapAppliesConfigWithCloudInit(t *testing.T) {
+	requireSandbox(t)
+	requireTools(t, "cloud-init")
+	for _, name := range cloudInitOSPs {
+		t.Run(name, func(t *testing.T) {
+			r := renderOSP(t, name, "azure", "IPv4+IPv6", nil)
+			s := newSandbox(t)
+			payload := base64.StdEncoding.EncodeToString(r.res.Provisioning.UserData)
+			if err := os.WriteFile(filepath.Join(s.dir, "payload.b64"), []byte(payload), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// The image's own settings: never grow or resize the host's disk.
+			// And what ds-identify writes on an EL image on Azure: a list
+			// without None, which only the rerun's --file overrides.
+			s.prepare = `mkdir -p /etc/cloud/cloud.cfg.d /run/cloud-init
+printf 'growpart: {mode: "off"}\nresize_rootfs: false\n' >/etc/cloud/cloud.cfg.d/00-osm-test.cfg
+printf 'datasource_list: [ Azure ]\n' >/run/cloud-init/cloud.cfg`
+			s.stub("curl", `printf '{"kind":"Secret","data":{"cloud-config":"%s"}}' "$(cat /osm-test/payload.b64)"`)
+			s.stub("systemctl", "")
+			s.stub("cloud-init", `[ "$1" = status ] && exit 0
+exec /usr/bin/cloud-init "$@"`)
+			run := s.run(t, r.bootstrap["/opt/bin/osm-bootstrap"])
+			if run.err != nil {
+				t.Fatalf("osm-bootstrap: %v\n%s", run.err, run.out)
+			}
+			if id, _ := run.changed("/var/lib/cloud/data/instance-id"); strings.TrimSpace(id) != "iid-datasource-none" {
+				t.Errorf("cloud-init ran as instance %q, want the None datasource's iid-datasource-none\n%s", id, run.out)
+			}
+			for path, want := range r.provisioning {
+				if got, ok := run.changed(path); !ok || got != want {
+					t.Errorf("cloud-init did not write %s as the provisioning payload has it (written: %v)", path, ok)
+				}
+			}
+			// One start from the payload's runcmd, one from osm-bootstrap.
+			if n := len(run.called("systemctl enable --now --no-block osm-setup.service")); n != 2 {
+				t.Errorf("osm-setup.service started %d times, want 2 (runcmd, bootstrap); calls:\n%s", n, strings.Join(run.calls, "\n"))
+			}
+		})
+	}
+}

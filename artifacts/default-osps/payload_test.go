@@ -93,7 +93,7 @@ func ignitionFiles(userData []byte) ([]payloadFile, error) {
 		return nil, fmt.Errorf("ignition: version %q is not a stable 3.x spec", head.Ignition.Version)
 	}
 	if r, err := parse(userData); err != nil || r.IsFatal() {
-		return nil, fmt.Errorf("ignition %s: %v: %s", head.Ignition.Version, err, r.String())
+		return nil, fmt.Errorf("ignition %s: %w: %s", head.Ignition.Version, err, r.String())
 	}
 	cfg, _, err := ignition.Parse(userData)
 	if err != nil {

@@ -139,7 +139,7 @@ func cloudInitSchema(dir string, data []byte) error {
 	}
 	out, err := exec.Command("cloud-init", "schema", "--config-file", path).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("cloud-init schema: %v: %s", err, out)
+		return fmt.Errorf("cloud-init schema: %w: %s", err, out)
 	}
 	return nil
 }
@@ -151,10 +151,10 @@ func checkScript(dir string, data []byte) error {
 		return err
 	}
 	if out, err := exec.Command("bash", "-n", path).CombinedOutput(); err != nil {
-		return fmt.Errorf("bash -n: %v: %s", err, out)
+		return fmt.Errorf("bash -n: %w: %s", err, out)
 	}
 	if out, err := exec.Command("shellcheck", "-S", "error", "-s", "bash", path).CombinedOutput(); err != nil {
-		return fmt.Errorf("shellcheck -S error: %v: %s", err, out)
+		return fmt.Errorf("shellcheck -S error: %w: %s", err, out)
 	}
 	return nil
 }
@@ -189,7 +189,7 @@ func (c *checkCache) run(kind string, data []byte, check func(dir string, data [
 			r.err = err
 			return
 		}
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }() // a temp dir: leftovers are harmless
 		r.err = check(dir, data)
 	})
 	return r.err

@@ -92,7 +92,7 @@ func cloudInitFiles(doc map[string]any) (map[string]node, error) {
 		if enc, _ := f["encoding"].(string); enc == "b64" || enc == "base64" {
 			data, err := base64.StdEncoding.DecodeString(content)
 			if err != nil {
-				return nil, fmt.Errorf("file %s: %v", path, err)
+				return nil, fmt.Errorf("file %s: %w", path, err)
 			}
 			content = string(data)
 		}

@@ -74,16 +74,16 @@ func parseIgnition(data []byte) (*ignitionDoc, error) {
 		if f.Contents.Source != nil {
 			u, err := dataurl.DecodeString(*f.Contents.Source)
 			if err != nil {
-				return nil, fmt.Errorf("file %s: %v", f.Path, err)
+				return nil, fmt.Errorf("file %s: %w", f.Path, err)
 			}
 			content := u.Data
 			if f.Contents.Compression != nil && *f.Contents.Compression == "gzip" {
 				r, err := gzip.NewReader(bytes.NewReader(content))
 				if err != nil {
-					return nil, fmt.Errorf("file %s: %v", f.Path, err)
+					return nil, fmt.Errorf("file %s: %w", f.Path, err)
 				}
 				if content, err = io.ReadAll(r); err != nil {
-					return nil, fmt.Errorf("file %s: %v", f.Path, err)
+					return nil, fmt.Errorf("file %s: %w", f.Path, err)
 				}
 			}
 			n.content = string(content)
@@ -111,7 +111,7 @@ func deref(s *string) string {
 func diffIgnition(want, got []byte) ([]string, error) {
 	w, err := parseIgnition(want)
 	if err != nil {
-		return nil, fmt.Errorf("expected user-data: %v", err)
+		return nil, fmt.Errorf("expected user-data: %w", err)
 	}
 	g, err := parseIgnition(got)
 	if err != nil {

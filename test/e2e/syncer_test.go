@@ -185,10 +185,10 @@ func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
 			return fmt.Errorf("%d secrets of the deleted MD left", n)
 		}
 		if _, err := env.kube.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("role left: %v", err)
+			return fmt.Errorf("role left: %w", err)
 		}
 		if _, err := env.kube.RbacV1().RoleBindings(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("role binding left: %v", err)
+			return fmt.Errorf("role binding left: %w", err)
 		}
 		return nil
 	})

@@ -138,7 +138,9 @@ func TestDirectModes(t *testing.T) {
 	declined := 0
 	for mode := 0; mode <= 0o7777; mode++ {
 		perm := int32(0)
-		fmt.Sscanf(fmt.Sprintf("%o", mode), "%d", &perm)
+		if _, err := fmt.Sscanf(fmt.Sprintf("%o", mode), "%d", &perm); err != nil {
+			t.Fatal(err)
+		}
 		cfg := osm.OSCConfig{Files: []osm.File{file("/x", perm, "", "x")}}
 		direct, butaneOK := compareWithButane(t, cfg, Options{})
 		if direct != butaneOK {

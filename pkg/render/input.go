@@ -14,6 +14,11 @@ type Input struct {
 	MachineDeployment *clusterv1alpha1.MachineDeployment
 	Cluster           ClusterInfo
 	Node              NodeOptions
+	// View renders what a reader of OperatingSystemConfigs sees: the same
+	// output from inputs whose secrets — tokens, registry and proxy
+	// credentials, RHEL subscription credentials, the cloud's configuration
+	// and providerSpec — are placeholders (see view.go).
+	View bool
 }
 
 // ClusterInfo holds the facts about the cluster that nodes join.

@@ -39,6 +39,9 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
 	}
 	pc, distUpgradeOnBoot := spec.pc, spec.distUpgradeOnBoot
+	if in.View {
+		in.Cluster, in.Node = viewInputs(in.Cluster, in.Node)
+	}
 	data := &templateData{cluster: &in.Cluster}
 	spec.setOSSettings(data)
 	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
@@ -57,6 +60,12 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	if err := fillData(data, &in, pc); err != nil {
 		return nil, fmt.Errorf("%s: %w", mdRef, err)
+	}
+	if in.View {
+		data.redactOSSecrets()
+		if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
+			data.RHSubscription = rhSubscription(&data.RhelConfig)
+		}
 	}
 
 	compiled, err := r.compiled.get(osp, in.Node.ContainerRuntime)
@@ -83,13 +92,24 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	// Results are the caller's: nothing in them may alias the Renderer's caches.
 	boot.UserSSHKeys, prov.UserSSHKeys = slices.Clone(pc.SSHPublicKeys), slices.Clone(pc.SSHPublicKeys)
+	providerSpec := slices.Clone(pc.CloudProviderSpec.Raw)
+	if in.View {
+		// The cloudProviderSpec holds the cloud's credentials, in fields of
+		// every cloud's own making: the view leaves it out.
+		providerSpec = nil
+		for _, c := range []*osm.OSCConfig{&boot, &prov} {
+			if c.CloudInitModules != nil {
+				c.CloudInitModules.RHSubscription = redactRHSubscription(c.CloudInitModules.RHSubscription)
+			}
+		}
+	}
 
 	res := &Result{Config: osm.OperatingSystemConfigSpec{
 		OSName:    string(osp.Spec.OSName),
 		OSVersion: osp.Spec.OSVersion,
 		CloudProvider: osm.CloudProviderSpec{
 			Name: string(pc.CloudProvider),
-			Spec: runtime.RawExtension{Raw: slices.Clone(pc.CloudProviderSpec.Raw)},
+			Spec: runtime.RawExtension{Raw: providerSpec},
 		},
 		BootstrapConfig:     boot,
 		ProvisioningConfig:  prov,

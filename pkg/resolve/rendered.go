@@ -28,8 +28,12 @@ type Rendered struct {
 	// Bootstrap and Provisioning are the exact user-data the Secrets hold.
 	Bootstrap, Provisioning Payload
 	// Err is set when rendering failed; the payloads are then empty and the
-	// config holds at most what the MachineDeployment asked for.
+	// config holds at most what the MachineDeployment asked for. It is the
+	// view's error (see render.Input.View): safe to show to any reader.
 	Err error
+	// ViewErr is set when the payloads rendered but the view did not (a
+	// template that depends on a secret's value); the config is then empty.
+	ViewErr error
 
 	// The config is packed until the API first serves it, then kept unpacked
 	// (and the packed copy dropped): the syncer never reads the config, so

@@ -8,10 +8,11 @@ package resolve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
@@ -82,7 +83,7 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
 	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
 	osp, err := r.cfg.Profiles.OperatingSystemProfiles(profile.Namespace).Get(profile.Name)
-	if errors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
 	}
 	if err != nil {
@@ -106,22 +107,49 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	return r.cache.Get(key, func() *Rendered {
 		cluster := f.Cluster
 		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
-		res, err := r.cfg.Render(render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node})
-		if err != nil {
+		in := render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node}
+		res, err := r.cfg.Render(in)
+		// The OSC and every error shown are of the view: the same render from
+		// placeholders for every secret (render.Input.View).
+		in.View = true
+		view, viewErr := r.cfg.Render(in)
+		switch {
+		case err != nil && viewErr != nil:
 			// Say what the MD asked for even though the render failed.
-			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, err)
+			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, viewErr)
+		case err != nil:
+			// Only the real values fail: their error may quote them.
+			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, errSecretDependent)
 		}
-		cfg := res.Config.DeepCopy()
-		redact(cfg, secrets(kubelet, fetch, f.Node))
+		var cfg *osm.OperatingSystemConfigSpec
+		if viewErr == nil {
+			cfg = &view.Config
+			// By construction the view holds no secret; this only guards
+			// against a secret that equals some other input.
+			redact(cfg, secrets(kubelet, fetch, f.Node))
+		}
 		out, err := newRendered(profile, cfg, res)
 		if err != nil {
 			return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+		}
+		if viewErr != nil {
+			out.ViewErr = viewErr
 		}
 		return out
 	})
 }
 
+// errSecretDependent is the error of a render that fails with the real
+// secrets but not with placeholders: its own message could quote a secret.
+var errSecretDependent = errors.New("the render fails with the real credentials but not with placeholders; its error is not shown because it could contain them (a template depends on a secret's value)")
+
+// newRendered returns the output of the real render res with the view cfg
+// (nil when the view failed).
 func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, res *render.Result) (*Rendered, error) {
+	if cfg == nil {
+		cfg = &osm.OperatingSystemConfigSpec{OSName: res.Config.OSName, OSVersion: res.Config.OSVersion, ProvisioningUtility: res.Config.ProvisioningUtility,
+			CloudProvider: osm.CloudProviderSpec{Name: res.Config.CloudProvider.Name}}
+	}
 	bootstrap, err := NewPayload(res.Bootstrap.Format, res.Bootstrap.UserData)
 	if err != nil {
 		return nil, err

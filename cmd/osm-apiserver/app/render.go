@@ -99,7 +99,8 @@ func (o *renderOptions) run() ([]byte, error) {
 	if in.MachineDeployment, err = decodeFile(o.machineDeployment, render.DecodeMachineDeployment); err != nil {
 		return nil, err
 	}
-	res, err := render.NewRenderer().Render(in)
+	r := render.NewRenderer()
+	res, err := r.Render(in)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,13 @@ func (o *renderOptions) run() ([]byte, error) {
 	case "provisioning":
 		return res.Provisioning.UserData, nil
 	}
-	return oscYAML(in, res)
+	// The OSC's spec is the server's view: rendered from placeholders for secrets.
+	in.View = true
+	view, err := r.Render(in)
+	if err != nil {
+		return nil, err
+	}
+	return oscYAML(in, view.Config, res)
 }
 
 func decodeFile[T any](path string, decode func([]byte) (T, error)) (T, error) {
@@ -127,11 +134,11 @@ func decodeFile[T any](path string, decode func([]byte) (T, error)) (T, error) {
 
 // oscYAML is the OperatingSystemConfig the server would serve for the render,
 // as osm.k8c.io/v1alpha1 YAML.
-func oscYAML(in render.Input, res *render.Result) ([]byte, error) {
+func oscYAML(in render.Input, spec osm.OperatingSystemConfigSpec, res *render.Result) ([]byte, error) {
 	md := in.MachineDeployment
 	osc := &osm.OperatingSystemConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace},
-		Spec:       res.Config,
+		Spec:       spec,
 		Status: osm.OperatingSystemConfigStatus{
 			Profile:                   osm.ProfileReference{Namespace: in.OSP.Namespace, Name: in.OSP.Name, Version: in.OSP.Spec.Version},
 			MachineDeploymentRevision: md.Annotations[machinecontroller.AnnotationMDRevision],

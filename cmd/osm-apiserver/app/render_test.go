@@ -79,6 +79,12 @@ func TestRenderCase(t *testing.T) {
 	if osc.Status.BootstrapPayloadSize == 0 || len(osc.Spec.ProvisioningConfig.Files) == 0 {
 		t.Errorf("OSC without payload sizes or provisioning files: %+v", osc.Status)
 	}
+	// Like the server's, the OSC is rendered from placeholders for the tokens.
+	for i, a := range args {
+		if (a == "--cloud-init-getter-token" || a == "--bootstrap-token") && i+1 < len(args) && strings.Contains(out, args[i+1]) {
+			t.Errorf("--output osc shows %s", a)
+		}
+	}
 }
 
 func TestRenderBadInput(t *testing.T) {

@@ -4,6 +4,7 @@
 package operatingsystemconfig
 
 import (
+	"fmt"
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -73,6 +74,9 @@ func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv 
 		// Not the MD's fault, but the OSC is where its state is shown.
 		klog.ErrorS(err, "Failed to read a rendered config", "machineDeployment", klog.KObj(md))
 		spec, renderErr = &osm.OperatingSystemConfigSpec{}, err
+	}
+	if renderErr == nil && out.ViewErr != nil {
+		renderErr = fmt.Errorf("the payloads rendered, but this view of them (secrets replaced by placeholders) did not: %w", out.ViewErr)
 	}
 	pending, ok := out.Pending()
 	if ok {

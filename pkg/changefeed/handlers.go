@@ -108,3 +108,39 @@ func (f *Feed) TouchAll(mds machinecontroller.Lister) error {
 	}
 	return nil
 }
+
+// MachineSetHandler publishes a Modified event for the MD that controls a
+// MachineSet when the MachineSet is added, changed or deleted: it holds the
+// template of one of the MD's revisions.
+func (f *Feed) MachineSetHandler(mds machinecontroller.Lister) cache.ResourceEventHandler {
+	touch := func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		ms, ok := obj.(*clusterv1alpha1.MachineSet)
+		if !ok {
+			return
+		}
+		ref, ok := machinecontroller.MachineDeploymentOf(ms)
+		if !ok {
+			return
+		}
+		if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
+			f.Publish(watch.Modified, md)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: touch,
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*clusterv1alpha1.MachineSet)
+			ms, ok2 := newObj.(*clusterv1alpha1.MachineSet)
+			// Only a revision or template change can change an output.
+			if ok1 && ok2 && old.Annotations[machinecontroller.AnnotationMDRevision] == ms.Annotations[machinecontroller.AnnotationMDRevision] &&
+				equality.Semantic.DeepEqual(old.Spec.Template.Spec, ms.Spec.Template.Spec) {
+				return
+			}
+			touch(newObj)
+		},
+		DeleteFunc: touch,
+	}
+}

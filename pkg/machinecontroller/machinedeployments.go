@@ -34,6 +34,10 @@ func init() {
 // NewListWatch returns a ListerWatcher of all MachineDeployments of the cluster
 // that config points at.
 func NewListWatch(config *rest.Config) (cache.ListerWatcher, error) {
+	return newListWatch(config, MachineDeployments.Resource)
+}
+
+func newListWatch(config *rest.Config, resource string) (cache.ListerWatcher, error) {
 	cfg := rest.CopyConfig(config)
 	cfg.APIPath = "/apis"
 	cfg.GroupVersion = &clusterv1alpha1.SchemeGroupVersion
@@ -43,9 +47,9 @@ func NewListWatch(config *rest.Config) (cache.ListerWatcher, error) {
 	cfg.AcceptContentTypes = runtime.ContentTypeJSON
 	client, err := rest.RESTClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create a client for machinedeployments: %w", err)
+		return nil, fmt.Errorf("failed to create a client for %s: %w", resource, err)
 	}
-	return cache.NewListWatchFromClient(client, MachineDeployments.Resource, metav1.NamespaceAll, fields.Everything()), nil
+	return cache.NewListWatchFromClient(client, resource, metav1.NamespaceAll, fields.Everything()), nil
 }
 
 // NewInformer returns an informer of MachineDeployments fed by lw, indexed by

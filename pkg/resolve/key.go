@@ -5,33 +5,59 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// mdHash is the hash of an MD's spec and annotations at one resourceVersion:
-// the same resourceVersion is the same content, so the hash is computed once
-// per MD change instead of once per GET. The hash itself does not depend on the
-// resourceVersion, so status-only updates keep the cached render.
+// mdHash is the hash of what a render reads from an MD — its annotations and
+// the template of its revision — at one resourceVersion of the MD and of its
+// revision's MachineSet: the same versions are the same content, so the hash
+// is computed once per change instead of once per GET. It does not depend on
+// the resourceVersions, so status-only updates keep the cached render.
 type mdHash struct {
-	resourceVersion string
-	hash            string
+	resourceVersion, machineSet string
+	hash                        string
+	// waiting says the MD's template differs from its revision's.
+	waiting bool
 }
 
-// hashOf returns md's hash, computing it once per resourceVersion.
-func (r *Resolver) hashOf(md *clusterv1alpha1.MachineDeployment) (string, error) {
-	if h, ok := r.hashes.Get(md.UID); ok && h.resourceVersion == md.ResourceVersion && md.ResourceVersion != "" {
-		return h.hash, nil
+// effective returns the MD a render of md reads: md itself, or a copy with
+// the template of md's revision when md's own template changed since (see
+// machinecontroller.RevisionTemplates), its hash, and whether it waits for
+// the next revision.
+func (r *Resolver) effective(md *clusterv1alpha1.MachineDeployment) (*clusterv1alpha1.MachineDeployment, string, bool, error) {
+	ms := r.cfg.Revisions.MachineSet(md)
+	msKey := ""
+	if ms != nil {
+		msKey = string(ms.UID) + "@" + ms.ResourceVersion
 	}
-	hash, err := hashMachineDeployment(md)
-	if err != nil {
-		return "", err
+	h, ok := r.hashes.Get(md.UID)
+	if !ok || h.resourceVersion != md.ResourceVersion || md.ResourceVersion == "" || h.machineSet != msKey {
+		h = mdHash{resourceVersion: md.ResourceVersion, machineSet: msKey}
+		h.waiting = ms != nil && machinecontroller.TemplateChanged(md, ms)
+		var err error
+		if h.hash, err = hashMachineDeployment(withTemplate(md, ms, h.waiting)); err != nil {
+			return nil, "", false, err
+		}
+		r.hashes.Add(md.UID, h)
 	}
-	r.hashes.Add(md.UID, mdHash{resourceVersion: md.ResourceVersion, hash: hash})
-	return hash, nil
+	return withTemplate(md, ms, h.waiting), h.hash, h.waiting, nil
+}
+
+// withTemplate returns md with the template of ms when waiting; md otherwise.
+// md is the informer's: a shallow copy shares the rest with it, read-only.
+func withTemplate(md *clusterv1alpha1.MachineDeployment, ms *clusterv1alpha1.MachineSet, waiting bool) *clusterv1alpha1.MachineDeployment {
+	if !waiting {
+		return md
+	}
+	m := *md
+	m.Spec.Template.Spec = ms.Spec.Template.Spec
+	return &m
 }
 
 // hashMachineDeployment hashes what a render reads from an MD: its spec and
@@ -50,10 +76,11 @@ func hashMachineDeployment(md *clusterv1alpha1.MachineDeployment) (string, error
 }
 
 // cacheKey joins every input of a render. The MD's name and namespace are in it
-// because rendered Secret names contain them.
-func cacheKey(md *clusterv1alpha1.MachineDeployment, mdHash string, osp *ospv1alpha1.OperatingSystemProfile, facts, tokens string) string {
+// because rendered Secret names contain them; waiting because the output says
+// so.
+func cacheKey(md *clusterv1alpha1.MachineDeployment, mdHash string, waiting bool, osp *ospv1alpha1.OperatingSystemProfile, facts, tokens string) string {
 	return strings.Join([]string{
-		md.Namespace, md.Name, string(md.UID), mdHash,
+		md.Namespace, md.Name, string(md.UID), mdHash, strconv.FormatBool(waiting),
 		string(osp.UID), osp.ResourceVersion,
 		facts, tokens,
 	}, "|")

@@ -34,6 +34,11 @@ type Rendered struct {
 	// ViewErr is set when the payloads rendered but the view did not (a
 	// template that depends on a secret's value); the config is then empty.
 	ViewErr error
+	// Waiting says what the output waits for while it is rendered from the
+	// template of the MD's current revision, not from the MD's own template
+	// (a paused MD, or the moments before machine-controller bumps the
+	// revision): "template changed; waits for the MD's next revision".
+	Waiting string
 
 	// The config is packed until the API first serves it, then kept unpacked
 	// (and the packed copy dropped): the syncer never reads the config, so

@@ -47,6 +47,9 @@ type Config struct {
 	Facts FactsSource
 	// Tokens supplies each MD's tokens.
 	Tokens TokenSource
+	// Revisions finds the template of an MD's revision; nil renders every
+	// MD from its own template.
+	Revisions *machinecontroller.RevisionTemplates
 	// Render renders one input; nil means a new render.Renderer's.
 	Render func(render.Input) (*render.Result, error)
 	// CacheSize bounds the render cache, in MachineDeployments.
@@ -76,6 +79,8 @@ func New(cfg Config) *Resolver {
 const (
 	waitingForTokens = "waiting for the syncer to create tokens"
 	waitingForFacts  = "waiting for the cluster facts (kube-public/cluster-info, registry credentials)"
+	// The payloads stay those of the MD's current revision meanwhile.
+	waitingForRevision = "template changed; waits for the MD's next revision"
 )
 
 // Resolve implements Interface.
@@ -99,11 +104,11 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	if f == nil {
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
 	}
-	mdHash, err := r.hashOf(md)
+	md, mdHash, waiting, err := r.effective(md)
 	if err != nil {
 		return &Rendered{Profile: profile, Err: err}
 	}
-	key := cacheKey(md, mdHash, osp, f.Hash(), tokenVersion(kubelet, fetch))
+	key := cacheKey(md, mdHash, waiting, osp, f.Hash(), tokenVersion(kubelet, fetch))
 	return r.cache.Get(key, func() *Rendered {
 		cluster := f.Cluster
 		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
@@ -134,6 +139,9 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		}
 		if viewErr != nil {
 			out.ViewErr = viewErr
+		}
+		if waiting {
+			out.Waiting = waitingForRevision
 		}
 		return out
 	})

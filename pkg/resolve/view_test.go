@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func TestViewHasNoSecretsWhateverTheTemplateDoes(t *testing.T) {
 	check("the render error", failed.Err.Error())
 
 	depends := r.Resolve(context.Background(), viewMD("depends"))
-	if depends.Err == nil || depends.Err != errSecretDependent {
+	if !errors.Is(depends.Err, errSecretDependent) {
 		t.Fatalf("error %v, want the withheld error of a secret-dependent render", depends.Err)
 	}
 	check("the secret-dependent error", depends.Err.Error())

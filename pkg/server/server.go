@@ -74,6 +74,9 @@ type Clusters struct {
 	WorkerConfig *rest.Config
 	// MachineDeployments lists and watches the worker's MachineDeployments.
 	MachineDeployments cache.ListerWatcher
+	// MachineSets lists and watches the worker's MachineSets, which hold the
+	// template of each MD revision.
+	MachineSets cache.ListerWatcher
 }
 
 // workerQPS lets the syncer write ~7 objects per new MachineDeployment:
@@ -85,11 +88,12 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	w := rest.CopyConfig(worker)
 	w.QPS, w.Burst = workerQPS, workerBurst
 	var c Clusters
-	var errs [4]error
+	var errs [5]error
 	c.Profiles, errs[0] = versioned.NewForConfig(management)
 	c.Management, errs[1] = kubernetes.NewForConfig(management)
 	c.Worker, errs[2] = kubernetes.NewForConfig(w)
 	c.MachineDeployments, errs[3] = machinecontroller.NewListWatch(worker)
+	c.MachineSets, errs[4] = machinecontroller.NewMachineSetListWatch(worker)
 	c.WorkerConfig = worker
 	return c, errors.Join(errs[:]...)
 }
@@ -134,7 +138,7 @@ type Server struct {
 func (c completedConfig) New() (*Server, error) {
 	cfg := c.cfg
 	cl := cfg.Clusters
-	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil {
+	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil {
 		return nil, errors.New("osm-apiserver needs clients of the management and worker clusters")
 	}
 	metrics.Register()
@@ -145,6 +149,7 @@ func (c completedConfig) New() (*Server, error) {
 
 	mdInformer := machinecontroller.NewInformer(cl.MachineDeployments, cfg.ProfileNamespace)
 	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
+	msInformer := machinecontroller.NewMachineSetInformer(cl.MachineSets)
 	ospFactory := ospinformers.NewSharedInformerFactory(cl.Profiles, 0)
 	osps := ospFactory.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles()
 	if err := osps.Informer().SetTransform(machinecontroller.StripManagedFields); err != nil {
@@ -162,13 +167,14 @@ func (c completedConfig) New() (*Server, error) {
 		Profiles:         osps.Lister(),
 		Facts:            factsSource,
 		Tokens:           tokens.NewSource(tokenInformer),
+		Revisions:        machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
 		Render:           cfg.Render,
 		CacheSize:        cfg.RenderCacheSize,
 	})
 	// Every input of an output publishes its change to API watchers; the
 	// syncer has handlers of its own.
 	refresh := make(chan struct{}, 1)
-	if err := publishChanges(feed, mds, resolver, mdInformer, osps.Informer(), tokenInformer, factsSource, refresh); err != nil {
+	if err := publishChanges(feed, mds, resolver, mdInformer, msInformer, osps.Informer(), tokenInformer, factsSource, refresh); err != nil {
 		return nil, err
 	}
 
@@ -182,6 +188,7 @@ func (c completedConfig) New() (*Server, error) {
 	if err := generic.AddReadyzChecks(&readiness{
 		informers: map[string]cache.InformerSynced{
 			"machinedeployments":      mdInformer.HasSynced,
+			"machinesets":             msInformer.HasSynced,
 			"operatingsystemprofiles": osps.Informer().HasSynced,
 			"tokens":                  tokenInformer.HasSynced,
 		},
@@ -193,6 +200,7 @@ func (c completedConfig) New() (*Server, error) {
 	sc := syncer.Config{
 		Client:             cl.Worker,
 		MachineDeployments: mdInformer,
+		MachineSets:        msInformer,
 		Profiles:           osps.Informer(),
 		Tokens:             tokenInformer,
 		Payloads:           payloadInformer,
@@ -215,6 +223,7 @@ func (c completedConfig) New() (*Server, error) {
 		ctx := hook.Context
 		ospFactory.Start(ctx.Done())
 		go mdInformer.RunWithContext(ctx)
+		go msInformer.RunWithContext(ctx)
 		tokenInformer.Start(ctx.Done())
 		payloadInformer.Start(ctx.Done())
 		factsSource.Start(ctx)
@@ -231,10 +240,10 @@ func (c completedConfig) New() (*Server, error) {
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:
-// MDs, the profiles they name, their tokens and the shared facts (which also
-// re-sync every MD through refresh).
+// MDs, their MachineSets, the profiles they name, their tokens and the shared
+// facts (which also re-sync every MD through refresh).
 func publishChanges(feed *changefeed.Feed, mds machinecontroller.Lister, resolver *resolve.Resolver,
-	mdInformer, ospInformer cache.SharedIndexInformer, tokenInformer *tokens.Informer, factsSource *facts.Source, refresh chan struct{}) error {
+	mdInformer, msInformer, ospInformer cache.SharedIndexInformer, tokenInformer *tokens.Informer, factsSource *facts.Source, refresh chan struct{}) error {
 	if _, err := mdInformer.AddEventHandler(feed.MachineDeploymentHandler()); err != nil {
 		return err
 	}
@@ -251,6 +260,9 @@ func publishChanges(feed *changefeed.Feed, mds machinecontroller.Lister, resolve
 		return err
 	}
 	if _, err := ospInformer.AddEventHandler(feed.ProfileHandler(mds)); err != nil {
+		return err
+	}
+	if _, err := msInformer.AddEventHandler(feed.MachineSetHandler(mds)); err != nil {
 		return err
 	}
 	if err := tokenInformer.OnValueChange(func(ref machinecontroller.Ref) {

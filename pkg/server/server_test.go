@@ -90,6 +90,12 @@ func startServer(t testing.TB, renderer func(render.Input) (*render.Result, erro
 				},
 				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return mdWatch, nil },
 			}},
+			MachineSets: listWatch{&cache.ListWatch{
+				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+					return &clusterv1alpha1.MachineSetList{}, nil
+				},
+				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+			}},
 		},
 		Facts:  facts.Config{Cluster: render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: "ca"}},
 		Render: renderer,

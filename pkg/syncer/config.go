@@ -29,6 +29,9 @@ type Config struct {
 	Client kubernetes.Interface
 	// MachineDeployments is the informer of machinecontroller.NewInformer.
 	MachineDeployments cache.SharedIndexInformer
+	// MachineSets is the informer of machinecontroller.NewMachineSetInformer;
+	// nil if MachineSets are not watched.
+	MachineSets cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer
 	// Tokens is the informer of the tokens the syncer keeps.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 
@@ -33,6 +34,12 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: onChange(c.onProfile),
 			DeleteFunc: c.onProfile,
 		}},
+		// A revision's template (the syncer renders from it) appearing or changing.
+		{c.cfg.MachineSets, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.onMachineSet,
+			UpdateFunc: onChange(c.onMachineSet),
+			DeleteFunc: c.onMachineSet,
+		}},
 		// Our own objects: someone else changing or deleting one must be repaired.
 		{c.cfg.Tokens.Informer(), cache.ResourceEventHandlerFuncs{
 			UpdateFunc: onChange(c.onOwned),
@@ -45,6 +52,9 @@ func (c *Controller) addHandlers() ([]handler, error) {
 	}
 	var handlers []handler
 	for _, p := range pairs {
+		if p.informer == nil {
+			continue
+		}
 		r, err := p.informer.AddEventHandler(p.funcs)
 		if err != nil {
 			return handlers, fmt.Errorf("syncer: failed to add event handler: %w", err)
@@ -111,5 +121,17 @@ func (c *Controller) onOwned(obj any) {
 	}
 	if ref, ok := machinecontroller.Owner(m); ok {
 		c.enqueue(ref)
+	}
+}
+
+// onMachineSet enqueues the MachineDeployment that controls a MachineSet.
+func (c *Controller) onMachineSet(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
+		if ref, ok := machinecontroller.MachineDeploymentOf(ms); ok {
+			c.enqueue(ref)
+		}
 	}
 }

@@ -121,7 +121,8 @@ type OperatingSystemConfigStatus struct {
 	ProvisioningPayloadSize int64
 	// RenderError is set when the config could not be rendered.
 	RenderError string
-	// Pending says what the config waits for before it can be rendered.
+	// Pending says what the config waits for: before it can be rendered, or
+	// before it follows the MD's changed template (see v1alpha1).
 	Pending string
 }
 

@@ -596,7 +596,7 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 					},
 					"pending": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Pending says what the config waits for before it can be rendered, e.g. the syncer creating the MachineDeployment's tokens. It is not an error: the config renders without anyone acting once that is done.",
+							Description: "Pending says what the config waits for, e.g. the syncer creating the MachineDeployment's tokens (the config renders once that is done), or \"template changed; waits for the MD's next revision\" (the config and payloads are then those of the MD's current revision, rendered from its MachineSet's template, until machine-controller bumps the revision). It is not an error: nobody needs to act.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -83,6 +83,9 @@ func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv 
 		// Not an error: the config renders as soon as what it waits for is there.
 		renderErr = nil
 	}
+	if pending == "" {
+		pending = out.Waiting
+	}
 	return &osm.OperatingSystemConfig{
 		ObjectMeta: registry.ObjectMeta(md, md.Name, rv),
 		Spec:       *spec,

@@ -55,7 +55,10 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 		status = "Error: " + registry.Short(osc.Status.RenderError)
 	case osc.Status.Pending != "":
 		status = "Pending: " + registry.Short(osc.Status.Pending)
-	default:
+	}
+	// A config that waits for the MD's next revision has the payloads of
+	// the current one.
+	if osc.Status.RenderError == "" && osc.Status.BootstrapPayloadSize > 0 {
 		bootstrap = registry.Bytes(osc.Status.BootstrapPayloadSize)
 		provisioning = registry.Bytes(osc.Status.ProvisioningPayloadSize)
 	}

@@ -1,0 +1,89 @@
+package machinecontroller
+
+import (
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// machine-controller rolls MachineDeployments out the way Deployments roll out:
+// a changed template gets a new MachineSet with the next revision, and the
+// MD's revision annotation follows — unless the MD is paused. A Machine's
+// user-data must be rendered from the template of its MachineSet's revision,
+// which may no longer be the MD's template (a paused MD, or the moments before
+// the revision bump). MachineSets hold that template.
+
+// MachineSets is the group and resource of MachineSets.
+var MachineSets = clusterv1alpha1.Resource("machinesets")
+
+// ownerIndex indexes MachineSets by the MachineDeployment that controls them.
+const ownerIndex = "owner"
+
+// NewMachineSetListWatch returns a ListerWatcher of all MachineSets of the
+// cluster that config points at.
+func NewMachineSetListWatch(config *rest.Config) (cache.ListerWatcher, error) {
+	return newListWatch(config, MachineSets.Resource)
+}
+
+// NewMachineSetInformer returns an informer of MachineSets fed by lw, indexed
+// by the MachineDeployment that controls them, without managed fields.
+func NewMachineSetInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
+	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.MachineSet{}, 0, cache.Indexers{ownerIndex: func(obj any) ([]string, error) {
+		if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
+			if ref, ok := MachineDeploymentOf(ms); ok {
+				return []string{ref.String()}, nil
+			}
+		}
+		return nil, nil
+	}})
+	_ = i.SetTransform(StripManagedFields)
+	return i
+}
+
+// MachineDeploymentOf returns the MachineDeployment that controls ms.
+func MachineDeploymentOf(ms *clusterv1alpha1.MachineSet) (Ref, bool) {
+	if owner := metav1.GetControllerOf(ms); owner != nil && owner.Kind == "MachineDeployment" {
+		return Ref{Namespace: ms.Namespace, Name: owner.Name}, true
+	}
+	return Ref{}, false
+}
+
+// RevisionTemplates finds the template of a MachineDeployment's revision.
+type RevisionTemplates struct {
+	indexer cache.Indexer
+}
+
+// NewRevisionTemplates reads the indexer of an informer from NewMachineSetInformer.
+func NewRevisionTemplates(indexer cache.Indexer) *RevisionTemplates {
+	return &RevisionTemplates{indexer: indexer}
+}
+
+// MachineSet returns md's MachineSet of md's current revision, nil when there
+// is none (a new MD, or a revision whose MachineSet is not seen yet, which
+// machine-controller creates from the MD's template of that moment: then the
+// MD's own template is the revision's).
+func (t *RevisionTemplates) MachineSet(md *clusterv1alpha1.MachineDeployment) *clusterv1alpha1.MachineSet {
+	revision := md.Annotations[AnnotationMDRevision]
+	if t == nil || revision == "" {
+		return nil
+	}
+	objs, err := t.indexer.ByIndex(ownerIndex, Ref{Namespace: md.Namespace, Name: md.Name}.String())
+	if err != nil {
+		return nil
+	}
+	for _, obj := range objs {
+		ms := obj.(*clusterv1alpha1.MachineSet)
+		if metav1.GetControllerOf(ms).UID == md.UID && ms.Annotations[AnnotationMDRevision] == revision && ms.DeletionTimestamp == nil {
+			return ms
+		}
+	}
+	return nil
+}
+
+// TemplateChanged says whether md's template differs from ms's in what a
+// render reads (the MachineSpec): md then waits for its next revision.
+func TemplateChanged(md *clusterv1alpha1.MachineDeployment, ms *clusterv1alpha1.MachineSet) bool {
+	return !equality.Semantic.DeepEqual(ms.Spec.Template.Spec, md.Spec.Template.Spec)
+}

@@ -33,6 +33,11 @@ const (
 	// KubeconfigDataKey is the key of the kubeconfig in the Secret of
 	// KubeletBootstrapSecretName; our OSPs' scripts read it.
 	KubeconfigDataKey = "kubeconfig"
+	// EdgeScriptDataKey is the key of the join script in the Secret of
+	// EdgeScriptSecretName, as tooling around upstream OSM expects it.
+	EdgeScriptDataKey = "fetch-bootstrap-script"
+	// CloudProviderEdge is the cloud provider of machines nobody provisions.
+	CloudProviderEdge = "edge"
 	// MachineNamePlaceholder is replaced by machine-controller with the machine's name.
 	MachineNamePlaceholder = "<MACHINE_NAME>"
 
@@ -44,6 +49,13 @@ const (
 // CloudInitSettingsNamespace: "<md>-<ns>-<kind>-config".
 func SecretName(mdName, mdNamespace string, kind osm.PayloadType) string {
 	return fmt.Sprintf("%s-%s-%s-config", mdName, mdNamespace, kind)
+}
+
+// EdgeScriptSecretName is the Secret in CloudInitSettingsNamespace holding the
+// join script of an MD on cloud provider edge: "edge-provider-script-<md>-<ns>",
+// upstream OSM's name, which tooling expects.
+func EdgeScriptSecretName(mdName, mdNamespace string) string {
+	return fmt.Sprintf("edge-provider-script-%s-%s", mdName, mdNamespace)
 }
 
 // KubeletBootstrapSecretName is the Secret in CloudInitSettingsNamespace holding

@@ -1,6 +1,8 @@
 package machinecontroller
 
 import (
+	"encoding/json"
+
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 )
 
@@ -30,4 +32,20 @@ func ProfileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (
 // HasProfile reports whether md names a profile, i.e. has a rendered output.
 func HasProfile(md *clusterv1alpha1.MachineDeployment) bool {
 	return md.Annotations[AnnotationOSP] != ""
+}
+
+// CloudProvider returns the cloud provider an MD's providerSpec names, "" when
+// it names none or cannot be read (the render then says why).
+func CloudProvider(md *clusterv1alpha1.MachineDeployment) string {
+	v := md.Spec.Template.Spec.ProviderSpec.Value
+	if v == nil {
+		return ""
+	}
+	var spec struct {
+		CloudProvider string `json:"cloudProvider"`
+	}
+	if err := json.Unmarshal(v.Raw, &spec); err != nil {
+		return ""
+	}
+	return spec.CloudProvider
 }

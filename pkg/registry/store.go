@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -26,9 +27,8 @@ import (
 // Objects is what a virtual resource adds to Store: how its objects are named
 // after their MachineDeployment and built from its rendered output.
 type Objects interface {
-	// Names returns the names of the objects of the MachineDeployment named
-	// mdName, in list order.
-	Names(mdName string) []string
+	// Names returns the names of md's objects, in list order.
+	Names(md *clusterv1alpha1.MachineDeployment) []string
 	// MachineDeployment returns the name of the MachineDeployment of the object
 	// called name; ok is false for a name no MachineDeployment has.
 	MachineDeployment(name string) (mdName string, ok bool)
@@ -107,7 +107,7 @@ func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (run
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	md, err := s.MachineDeployments.Get(namespace, mdName)
-	if apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md) {
+	if apierrors.IsNotFound(err) || err == nil && (!machinecontroller.HasProfile(md) || !slices.Contains(s.Objects.Names(md), name)) {
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptio
 	objs := make([]runtime.Object, 0, len(mds))
 	for _, md := range mds {
 		var out *resolve.Rendered
-		for _, name := range s.Objects.Names(md.Name) {
+		for _, name := range s.Objects.Names(md) {
 			if !MatchesFields(&metav1.ObjectMeta{Name: name, Namespace: md.Namespace}, fields) {
 				continue
 			}
@@ -185,8 +185,17 @@ func (s *Store) Watch(ctx context.Context, options *metainternalversion.ListOpti
 // leave it out; one that never had any is not announced at all.
 func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event {
 	out := s.Resolver.Resolve(ctx, ev.MD)
-	names := s.Objects.Names(ev.MD.Name)
+	names := s.Objects.Names(ev.MD)
 	events := make([]watch.Event, 0, len(names))
+	if ev.Old != nil {
+		// An MD that changed so that it has an object less (a payload
+		// only edge MDs have): that object is gone.
+		for _, name := range s.Objects.Names(ev.Old) {
+			if !slices.Contains(names, name) {
+				events = append(events, watch.Event{Type: watch.Deleted, Object: s.Objects.Stub(ev.Old, name, rv)})
+			}
+		}
+	}
 	for _, name := range names {
 		obj, _ := s.Objects.Object(ev.MD, out, name, rv)
 		switch {

@@ -79,6 +79,9 @@ type Result struct {
 	Config       osm.OperatingSystemConfigSpec
 	Bootstrap    Payload
 	Provisioning Payload
+	// EdgeScript is the join script of an MD on cloud provider edge; nil
+	// for every other cloud.
+	EdgeScript *Payload
 }
 
 // Payload is one user-data, exactly as its Secret holds it.

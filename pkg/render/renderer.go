@@ -10,6 +10,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // Renderer renders OSPs for MachineDeployments. It keeps every OSP revision's
@@ -127,6 +128,10 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	}
 	if err := target.encodeAll(res); err != nil {
 		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
+	}
+	if string(pc.CloudProvider) == machinecontroller.CloudProviderEdge {
+		script := edgeScript(&in.Cluster, md.Namespace, md.Name)
+		res.EdgeScript = &script
 	}
 	return res, nil
 }

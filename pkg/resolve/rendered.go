@@ -27,6 +27,9 @@ type Rendered struct {
 	CloudProvider string
 	// Bootstrap and Provisioning are the exact user-data the Secrets hold.
 	Bootstrap, Provisioning Payload
+	// EdgeScript is the join script of an MD on cloud provider edge; its
+	// Format is empty for every other cloud.
+	EdgeScript Payload
 	// Err is set when rendering failed; the payloads are then empty and the
 	// config holds at most what the MachineDeployment asked for. It is the
 	// view's error (see render.Input.View): safe to show to any reader.
@@ -139,10 +142,13 @@ func (p Payload) UserData() ([]byte, error) {
 	return data, nil
 }
 
-// Payload returns the bootstrap or provisioning payload.
+// Payload returns the payload of kind.
 func (e *Rendered) Payload(kind osm.PayloadType) Payload {
-	if kind == osm.PayloadTypeBootstrap {
+	switch kind {
+	case osm.PayloadTypeBootstrap:
 		return e.Bootstrap
+	case osm.PayloadTypeEdgeScript:
+		return e.EdgeScript
 	}
 	return e.Provisioning
 }

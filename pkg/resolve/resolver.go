@@ -166,7 +166,12 @@ func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 	if err != nil {
 		return nil, err
 	}
-	return NewRendered(profile, cfg, bootstrap, provisioning)
+	out, err := NewRendered(profile, cfg, bootstrap, provisioning)
+	if err != nil || res.EdgeScript == nil {
+		return out, err
+	}
+	out.EdgeScript, err = NewPayload(res.EdgeScript.Format, res.EdgeScript.UserData)
+	return out, err
 }
 
 // Forget drops what the resolver remembers about a deleted MD.

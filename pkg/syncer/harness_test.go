@@ -63,7 +63,11 @@ func (r *fakeResolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDep
 	if err := errors.Join(err1, err2); err != nil {
 		return &resolve.Rendered{Profile: ref, Err: err}
 	}
-	return &resolve.Rendered{Profile: ref, Bootstrap: bootstrap, Provisioning: provisioning}
+	out := &resolve.Rendered{Profile: ref, Bootstrap: bootstrap, Provisioning: provisioning}
+	if machinecontroller.CloudProvider(md) == machinecontroller.CloudProviderEdge {
+		out.EdgeScript, _ = resolve.NewPayload(osm.PayloadFormatShell, []byte("#!/bin/bash\n# join "+body))
+	}
+	return out
 }
 
 // fakeFacts are the cluster facts of the moment, swappable.

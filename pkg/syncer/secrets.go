@@ -40,6 +40,42 @@ func payloadSecret(ref machinecontroller.Ref, md *clusterv1alpha1.MachineDeploym
 	}, nil
 }
 
+// syncEdgeScript writes the join script of an MD on cloud provider edge into
+// the Secret upstream OSM uses, and removes ours when the MD is no longer on edge.
+func (c *Controller) syncEdgeScript(ctx context.Context, ref machinecontroller.Ref, out *resolve.Rendered) error {
+	name := machinecontroller.EdgeScriptSecretName(ref.Name, ref.Namespace)
+	if out.EdgeScript.Format == "" {
+		got, err := c.payloads.Secrets(machinecontroller.CloudInitSettingsNamespace).Get(name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if owner, ok := machinecontroller.Owner(got); err != nil || !ok || owner != ref {
+			return err
+		}
+		err = c.cfg.Client.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return wrapWrite(err, "delete", got)
+	}
+	data, err := out.EdgeScript.UserData()
+	if err != nil {
+		return fmt.Errorf("edge script of %s: %w", ref, err)
+	}
+	annotations := ref.Annotations()
+	annotations[machinecontroller.AnnotationSecretOSPVersion] = out.Profile.Version
+	return c.applySecret(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   machinecontroller.CloudInitSettingsNamespace,
+			Labels:      ref.Labels("edge-script"),
+			Annotations: annotations,
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{machinecontroller.EdgeScriptDataKey: data},
+	})
+}
+
 // applySecret creates want or updates the existing Secret when its data, type,
 // or our labels and annotations differ. An unchanged Secret is not written, so
 // nothing churns and machine-controller sees no spurious updates.

@@ -60,7 +60,13 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	}
 	provisioning := machinecontroller.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeProvisioning)
 	kubeconfig := machinecontroller.KubeletBootstrapSecretName(ref.Name, ref.Namespace)
-	if err := c.rbac.Ensure(ctx, ref, provisioning, kubeconfig); err != nil {
+	readable := []string{provisioning, kubeconfig}
+	edge := machinecontroller.CloudProvider(md) == machinecontroller.CloudProviderEdge
+	if edge {
+		// The join script fetches the bootstrap payload with the same token.
+		readable = append(readable, machinecontroller.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeBootstrap))
+	}
+	if err := c.rbac.Ensure(ctx, ref, readable...); err != nil {
 		return 0, err
 	}
 	if err := c.ensureKubeconfig(ctx, ref, kubelet); err != nil {
@@ -83,6 +89,9 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 		if err := c.applySecret(ctx, secret); err != nil {
 			return 0, err
 		}
+	}
+	if err := c.syncEdgeScript(ctx, ref, out); err != nil {
+		return 0, err
 	}
 	next := earliest(kubelet.Expiration, fetch.Expiration).Add(-c.cfg.TokenRenewBefore)
 	return max(time.Until(next), time.Second), nil

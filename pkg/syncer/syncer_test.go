@@ -3,11 +3,14 @@ package syncer
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 
 	corev1 "k8s.io/api/core/v1"
@@ -229,4 +232,43 @@ func TestMissingProfileWritesNothingUntilItExists(t *testing.T) {
 	}
 	h.osps.Add(profile("osp-later", "v1"))
 	h.waitPayloads("workers", "v1", "1")
+}
+
+// An MD on cloud provider edge gets its join script in the Secret upstream
+// uses, and its fetch token may read its bootstrap payload; the script goes
+// when the MD leaves edge.
+func TestEdgeScriptSecret(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	md := machinecontrollertest.OnCloud(machineDeployment("workers", "osp-ubuntu", "1"), "edge")
+	h.mds.Add(md)
+	name := machinecontroller.EdgeScriptSecretName("workers", "kube-system")
+	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
+	h.eventually("the edge script Secret", func() (bool, error) {
+		s, err := h.secret(machinecontroller.CloudInitSettingsNamespace, name)
+		if err != nil {
+			return false, nil
+		}
+		script := string(s.Data[machinecontroller.EdgeScriptDataKey])
+		if !strings.HasPrefix(script, "#!/bin/bash") {
+			return false, fmt.Errorf("script %q", script)
+		}
+		owner, ok := machinecontroller.Owner(s)
+		return ok && owner == ref, nil
+	})
+	role, err := h.client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), tokens.FetchAccessName(ref), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bootstrap := machinecontroller.SecretName("workers", "kube-system", osm.PayloadTypeBootstrap); !slices.Contains(role.Rules[0].ResourceNames, bootstrap) {
+		t.Errorf("the fetch role of an edge MD does not allow %s: %v", bootstrap, role.Rules[0].ResourceNames)
+	}
+
+	moved := machinecontrollertest.OnCloud(machineDeployment("workers", "osp-ubuntu", "1"), "aws")
+	moved.ResourceVersion = "2"
+	h.mds.Modify(moved)
+	h.eventually("the edge script Secret removed", func() (bool, error) {
+		_, err := h.secret(machinecontroller.CloudInitSettingsNamespace, name)
+		return apierrors.IsNotFound(err), nil
+	})
 }

@@ -146,13 +146,17 @@ type OperatingSystemConfigList struct {
 	Items []OperatingSystemConfig
 }
 
-// PayloadType says which of a MachineDeployment's two payloads an object is.
+// PayloadType says which of a MachineDeployment's payloads an object is.
 type PayloadType string
 
 // Payload types.
 const (
 	PayloadTypeBootstrap    PayloadType = "bootstrap"
 	PayloadTypeProvisioning PayloadType = "provisioning"
+	// PayloadTypeEdgeScript is the join script of a MachineDeployment whose
+	// cloud provider is edge: machines nobody provisions (bare metal, edge
+	// boxes) run it to fetch their bootstrap configuration and join.
+	PayloadTypeEdgeScript PayloadType = "edge-script"
 )
 
 // PayloadFormat is the format of the user-data.
@@ -162,6 +166,8 @@ type PayloadFormat string
 const (
 	PayloadFormatCloudInit PayloadFormat = "cloud-init"
 	PayloadFormatIgnition  PayloadFormat = "ignition"
+	// PayloadFormatShell is a bash script.
+	PayloadFormatShell PayloadFormat = "shell"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -647,7 +647,7 @@ func schema_pkg_apis_osm_v1alpha1_ProvisioningPayload(ref common.ReferenceCallba
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "ProvisioningPayload is one rendered user-data of a MachineDeployment, exactly as its Secret holds it. Named <machinedeployment>-bootstrap or -provisioning.",
+				Description: "ProvisioningPayload is one rendered user-data of a MachineDeployment, exactly as its Secret holds it. Named <machinedeployment>-bootstrap or -provisioning, and for MachineDeployments on cloud provider edge also <machinedeployment>-edge-script.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -750,7 +750,7 @@ func schema_pkg_apis_osm_v1alpha1_ProvisioningPayloadSpec(ref common.ReferenceCa
 					},
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Type is bootstrap or provisioning.",
+							Description: "Type is bootstrap, provisioning or edge-script.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -758,7 +758,7 @@ func schema_pkg_apis_osm_v1alpha1_ProvisioningPayloadSpec(ref common.ReferenceCa
 					},
 					"format": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Format is cloud-init or ignition.",
+							Description: "Format is cloud-init, ignition or shell (edge-script).",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",

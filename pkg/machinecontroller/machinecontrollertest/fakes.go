@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -27,6 +28,12 @@ func MD(namespace, name, profile string, labels map[string]string) *clusterv1alp
 	if profile != "" {
 		md.Annotations[machinecontroller.AnnotationOSP] = profile
 	}
+	return md
+}
+
+// OnCloud sets md's providerSpec to one naming cloud and returns md.
+func OnCloud(md *clusterv1alpha1.MachineDeployment, cloud string) *clusterv1alpha1.MachineDeployment {
+	md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"` + cloud + `"}`)}
 	return md
 }
 

@@ -54,7 +54,7 @@ func (r *REST) ShortNames() []string {
 // shown in its status.
 type objects struct{}
 
-func (objects) Names(mdName string) []string { return []string{mdName} }
+func (objects) Names(md *clusterv1alpha1.MachineDeployment) []string { return []string{md.Name} }
 
 func (objects) MachineDeployment(name string) (string, bool) { return name, true }
 

@@ -8,12 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
-// types are the payloads of one MD, in the order they are listed.
-var types = []osm.PayloadType{osm.PayloadTypeBootstrap, osm.PayloadTypeProvisioning}
+// types are the payloads of one MD, in the order they are listed; only MDs on
+// cloud provider edge have an edge-script.
+var types = []osm.PayloadType{osm.PayloadTypeBootstrap, osm.PayloadTypeProvisioning, osm.PayloadTypeEdgeScript}
 
 func payloadName(mdName string, kind osm.PayloadType) string {
 	return mdName + "-" + string(kind)
@@ -28,11 +30,16 @@ func parseName(name string) (string, osm.PayloadType, bool) {
 	return "", "", false
 }
 
-// objects: an MD has two payloads while its render succeeds, none otherwise.
+// objects: an MD has two payloads while its render succeeds (three on cloud
+// provider edge), none otherwise.
 type objects struct{}
 
-func (objects) Names(mdName string) []string {
-	return []string{payloadName(mdName, osm.PayloadTypeBootstrap), payloadName(mdName, osm.PayloadTypeProvisioning)}
+func (objects) Names(md *clusterv1alpha1.MachineDeployment) []string {
+	names := []string{payloadName(md.Name, osm.PayloadTypeBootstrap), payloadName(md.Name, osm.PayloadTypeProvisioning)}
+	if machinecontroller.CloudProvider(md) == machinecontroller.CloudProviderEdge {
+		names = append(names, payloadName(md.Name, osm.PayloadTypeEdgeScript))
+	}
+	return names
 }
 
 func (objects) MachineDeployment(name string) (string, bool) {
@@ -46,6 +53,9 @@ func (objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Render
 		return nil, fmt.Errorf("machinedeployment %s/%s has no %s payload: %w", md.Namespace, md.Name, kind, out.Err)
 	}
 	p := out.Payload(kind)
+	if p.Format == "" {
+		return nil, fmt.Errorf("machinedeployment %s/%s has no %s payload", md.Namespace, md.Name, kind)
+	}
 	data, err := p.UserData()
 	if err != nil {
 		return nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err)

@@ -176,3 +176,48 @@ func TestWatchBrokenPayloadsAreDeleted(t *testing.T) {
 		}
 	}
 }
+
+// Only MDs on cloud provider edge have a join script: it is listed and served
+// for them, a 404 for others, and gone (DELETED) when an MD leaves edge.
+func TestEdgeScript(t *testing.T) {
+	edge := machinecontrollertest.OnCloud(machinecontrollertest.MD("a", "edge", "osp-ubuntu", nil), "edge")
+	mds := machinecontrollertest.Lister{edge, machinecontrollertest.OnCloud(machinecontrollertest.MD("a", "cloud", "osp-ubuntu", nil), "aws")}
+	feed := changefeed.New(10)
+	r := NewREST(mds, &registrytest.Resolver{}, feed)
+	ctx := genericapirequest.WithNamespace(context.Background(), "a")
+	obj, err := r.Get(ctx, "edge-edge-script", &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := obj.(*osm.ProvisioningPayload); p.Spec.Type != osm.PayloadTypeEdgeScript || p.Spec.Format != osm.PayloadFormatShell || !strings.HasPrefix(p.Spec.UserData, "#!/bin/bash") {
+		t.Errorf("edge script %+v", p.Spec)
+	}
+	if _, err := r.Get(ctx, "cloud-edge-script", &metav1.GetOptions{}); !errors.IsNotFound(err) {
+		t.Errorf("a cloud MD's edge script: %v, want NotFound", err)
+	}
+	list, err := r.List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.(*osm.ProvisioningPayloadList).Items {
+		names = append(names, p.Name)
+	}
+	if !slices.Equal(names, []string{"cloud-bootstrap", "cloud-provisioning", "edge-bootstrap", "edge-provisioning", "edge-edge-script"}) {
+		t.Errorf("listed %v", names)
+	}
+
+	w, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: "0", FieldSelector: fields.ParseSelectorOrDie("metadata.name=edge-edge-script")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := <-w.ResultChan(); ev.Type != watch.Added {
+		t.Fatalf("initial event %s", ev.Type)
+	}
+	moved := machinecontrollertest.OnCloud(machinecontrollertest.MD("a", "edge", "osp-ubuntu", nil), "aws")
+	feed.PublishUpdate(edge, moved)
+	if ev := <-w.ResultChan(); ev.Type != watch.Deleted || ev.Object.(*osm.ProvisioningPayload).Name != "edge-edge-script" {
+		t.Fatalf("got %s %v, want DELETED edge-edge-script", ev.Type, ev.Object)
+	}
+}

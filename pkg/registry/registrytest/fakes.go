@@ -36,6 +36,9 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		CloudProvider: osm.CloudProviderSpec{Name: "aws"},
 	}
 	out, err := rendered(profile, cfg, "#cloud-config\nbootstrap: "+md.Name+"\n", string(make([]byte, 20000)))
+	if err == nil && machinecontroller.CloudProvider(md) == machinecontroller.CloudProviderEdge {
+		out.EdgeScript, err = resolve.NewPayload(osm.PayloadFormatShell, []byte("#!/bin/bash\n# join "+md.Name+"\n"))
+	}
 	if err != nil {
 		return resolve.NewFailed(profile, nil, err)
 	}

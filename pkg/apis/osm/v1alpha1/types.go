@@ -175,13 +175,17 @@ type OperatingSystemConfigList struct {
 	Items []OperatingSystemConfig `json:"items"`
 }
 
-// PayloadType says which of a MachineDeployment's two payloads an object is.
+// PayloadType says which of a MachineDeployment's payloads an object is.
 type PayloadType string
 
 // Payload types.
 const (
 	PayloadTypeBootstrap    PayloadType = "bootstrap"
 	PayloadTypeProvisioning PayloadType = "provisioning"
+	// PayloadTypeEdgeScript is the join script of a MachineDeployment whose
+	// cloud provider is edge: machines nobody provisions (bare metal, edge
+	// boxes) run it to fetch their bootstrap configuration and join.
+	PayloadTypeEdgeScript PayloadType = "edge-script"
 )
 
 // PayloadFormat is the format of the user-data.
@@ -191,6 +195,8 @@ type PayloadFormat string
 const (
 	PayloadFormatCloudInit PayloadFormat = "cloud-init"
 	PayloadFormatIgnition  PayloadFormat = "ignition"
+	// PayloadFormatShell is a bash script.
+	PayloadFormatShell PayloadFormat = "shell"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -198,7 +204,8 @@ const (
 // +genclient:readonly
 
 // ProvisioningPayload is one rendered user-data of a MachineDeployment, exactly as
-// its Secret holds it. Named <machinedeployment>-bootstrap or -provisioning.
+// its Secret holds it. Named <machinedeployment>-bootstrap or -provisioning, and
+// for MachineDeployments on cloud provider edge also <machinedeployment>-edge-script.
 type ProvisioningPayload struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -210,9 +217,9 @@ type ProvisioningPayload struct {
 type ProvisioningPayloadSpec struct {
 	// MachineDeployment is the name of the MachineDeployment in the same namespace.
 	MachineDeployment string `json:"machineDeployment"`
-	// Type is bootstrap or provisioning.
+	// Type is bootstrap, provisioning or edge-script.
 	Type PayloadType `json:"type"`
-	// Format is cloud-init or ignition.
+	// Format is cloud-init, ignition or shell (edge-script).
 	Format PayloadFormat `json:"format"`
 	// CloudProvider is the MachineDeployment's cloud provider.
 	// +optional

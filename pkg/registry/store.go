@@ -35,11 +35,13 @@ type Objects interface {
 	// Object returns the object called name of md from its output, with
 	// resourceVersion rv. A nil object means md has no such object now, and
 	// err says why (wrapping a *resolve.PendingError while its render is
-	// pending).
+	// pending); nil, nil means md never has one of that name.
 	Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, name, rv string) (runtime.Object, error)
 	// Stub returns the object called name of md with only its metadata and
 	// what names it, for the DELETED event of an object that has no content.
 	Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object
+	// List returns the resource's list of objs, which Object built.
+	List(objs []runtime.Object) runtime.Object
 }
 
 // Store is the storage of a virtual, read-only resource: objects computed on
@@ -107,15 +109,19 @@ func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (run
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	md, err := s.MachineDeployments.Get(namespace, mdName)
-	if apierrors.IsNotFound(err) || err == nil && (!machinecontroller.HasProfile(md) || !slices.Contains(s.Objects.Names(md), name)) {
+	// IsNotFound allocates: it is asked only of an error.
+	if err != nil && apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md) {
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to get machinedeployment %s/%s: %w", namespace, mdName, err)
 	}
 	obj, err := s.Objects.Object(md, s.Resolver.Resolve(ctx, md), name, s.version(md))
-	if obj != nil {
+	switch {
+	case obj != nil:
 		return obj, nil
+	case err == nil:
+		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	var pending *resolve.PendingError
 	if errors.As(err, &pending) {
@@ -134,10 +140,7 @@ func (s *Store) List(ctx context.Context, options *metainternalversion.ListOptio
 	if err != nil {
 		return nil, err
 	}
-	list := s.NewListFunc()
-	if err := meta.SetList(list, objs); err != nil {
-		return nil, err
-	}
+	list := s.Objects.List(objs)
 	if m, err := meta.ListAccessor(list); err == nil {
 		m.SetResourceVersion(strconv.FormatUint(version, 10))
 	}

@@ -24,13 +24,16 @@ type mdHash struct {
 	hash                        string
 	// waiting says the MD's template differs from its revision's.
 	waiting bool
+	// The MD's tokens last seen, and their tokenVersion: hashing them on
+	// every GET would cost more than the rest of a cached GET.
+	kubelet, fetch, tokens string
 }
 
 // effective returns the MD a render of md reads: md itself, or a copy with
 // the template of md's revision when md's own template changed since (see
-// machinecontroller.RevisionTemplates), its hash, and whether it waits for
-// the next revision.
-func (r *Resolver) effective(md *clusterv1alpha1.MachineDeployment) (*clusterv1alpha1.MachineDeployment, string, bool, error) {
+// machinecontroller.RevisionTemplates), its hash, whether it waits for the
+// next revision, and the tokenVersion of its tokens.
+func (r *Resolver) effective(md *clusterv1alpha1.MachineDeployment, kubelet, fetch string) (*clusterv1alpha1.MachineDeployment, string, bool, string, error) {
 	ms := r.cfg.Revisions.MachineSet(md)
 	msKey := ""
 	if ms != nil {
@@ -42,11 +45,15 @@ func (r *Resolver) effective(md *clusterv1alpha1.MachineDeployment) (*clusterv1a
 		h.waiting = ms != nil && machinecontroller.TemplateChanged(md, ms)
 		var err error
 		if h.hash, err = hashMachineDeployment(withTemplate(md, ms, h.waiting)); err != nil {
-			return nil, "", false, err
+			return nil, "", false, "", err
 		}
+		h.kubelet, h.fetch, h.tokens = kubelet, fetch, tokenVersion(kubelet, fetch)
+		r.hashes.Add(md.UID, h)
+	} else if h.kubelet != kubelet || h.fetch != fetch {
+		h.kubelet, h.fetch, h.tokens = kubelet, fetch, tokenVersion(kubelet, fetch)
 		r.hashes.Add(md.UID, h)
 	}
-	return withTemplate(md, ms, h.waiting), h.hash, h.waiting, nil
+	return withTemplate(md, ms, h.waiting), h.hash, h.waiting, h.tokens, nil
 }
 
 // withTemplate returns md with the template of ms when waiting; md otherwise.

@@ -16,6 +16,9 @@ func (e *PendingError) Error() string {
 
 // Pending returns the reason when the render waits for an input.
 func (e *Rendered) Pending() (string, bool) {
+	if e.Err == nil {
+		return "", false // errors.As allocates
+	}
 	var p *PendingError
 	if errors.As(e.Err, &p) {
 		return p.Reason, true

@@ -88,7 +88,7 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
 	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
 	osp, err := r.cfg.Profiles.OperatingSystemProfiles(profile.Namespace).Get(profile.Name)
-	if apierrors.IsNotFound(err) {
+	if err != nil && apierrors.IsNotFound(err) { // IsNotFound allocates even for nil
 		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
 	}
 	if err != nil {
@@ -104,11 +104,11 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	if f == nil {
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
 	}
-	md, mdHash, waiting, err := r.effective(md)
+	md, mdHash, waiting, tokens, err := r.effective(md, kubelet, fetch)
 	if err != nil {
 		return &Rendered{Profile: profile, Err: err}
 	}
-	key := cacheKey(md, mdHash, waiting, osp, f.Hash(), tokenVersion(kubelet, fetch))
+	key := cacheKey(md, mdHash, waiting, osp, f.Hash(), tokens)
 	return r.cache.Get(key, func() *Rendered {
 		cluster := f.Cluster
 		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch

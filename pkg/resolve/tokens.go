@@ -28,7 +28,11 @@ func (s StaticTokens) Tokens(*clusterv1alpha1.MachineDeployment) (kubelet, fetch
 // tokenVersion identifies a set of tokens in the render cache key without
 // revealing them. Extending a token's expiration does not change it, so it
 // does not invalidate cached renders.
-func tokenVersion(tokens ...string) string {
+func tokenVersion(kubelet, fetch string) string {
+	return hashTokens(kubelet, fetch)
+}
+
+func hashTokens(tokens ...string) string {
 	h := sha256.New()
 	for _, t := range tokens {
 		h.Write([]byte(t))

@@ -66,6 +66,14 @@ func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runt
 	return &osm.OperatingSystemConfig{ObjectMeta: registry.ObjectMeta(md, name, rv)}
 }
 
+func (objects) List(objs []runtime.Object) runtime.Object {
+	list := &osm.OperatingSystemConfigList{Items: make([]osm.OperatingSystemConfig, len(objs))}
+	for i, obj := range objs {
+		list.Items[i] = *obj.(*osm.OperatingSystemConfig)
+	}
+	return list
+}
+
 // newObject builds the OSC of md from its output.
 func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv string) *osm.OperatingSystemConfig {
 	spec, err := out.Config()

@@ -49,6 +49,9 @@ func (objects) MachineDeployment(name string) (string, bool) {
 
 func (objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, name, rv string) (runtime.Object, error) {
 	_, kind, _ := parseName(name)
+	if kind == osm.PayloadTypeEdgeScript && machinecontroller.CloudProvider(md) != machinecontroller.CloudProviderEdge {
+		return nil, nil
+	}
 	if out.Err != nil {
 		return nil, fmt.Errorf("machinedeployment %s/%s has no %s payload: %w", md.Namespace, md.Name, kind, out.Err)
 	}
@@ -83,4 +86,12 @@ func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runt
 		ObjectMeta: registry.ObjectMeta(md, name, rv),
 		Spec:       osm.ProvisioningPayloadSpec{MachineDeployment: md.Name, Type: kind},
 	}
+}
+
+func (objects) List(objs []runtime.Object) runtime.Object {
+	list := &osm.ProvisioningPayloadList{Items: make([]osm.ProvisioningPayload, len(objs))}
+	for i, obj := range objs {
+		list.Items[i] = *obj.(*osm.ProvisioningPayload)
+	}
+	return list
 }

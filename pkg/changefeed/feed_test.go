@@ -143,3 +143,29 @@ func TestProfileHandlerTouchesItsUsersOnly(t *testing.T) {
 		t.Fatalf("events %+v", f.history)
 	}
 }
+
+func TestMachineSetHandlerTouchesItsMachineDeployment(t *testing.T) {
+	md := machinecontrollertest.MD("ns", "workers", "osp-ubuntu", nil)
+	mds := machinecontrollertest.Lister{md, machinecontrollertest.MD("ns", "other", "osp-ubuntu", nil)}
+	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "workers-abc", ResourceVersion: "1",
+		Annotations:     map[string]string{machinecontroller.AnnotationMDRevision: "1"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(md, clusterv1alpha1.SchemeGroupVersion.WithKind("MachineDeployment"))},
+	}}
+	f := New(10)
+	h := f.MachineSetHandler(mds)
+	h.OnAdd(ms, false)
+	scaled := ms.DeepCopy()
+	scaled.ResourceVersion = "2"
+	scaled.Status.Replicas = 3
+	h.OnUpdate(ms, scaled) // status only: no event
+	bumped := scaled.DeepCopy()
+	bumped.Annotations[machinecontroller.AnnotationMDRevision] = "3"
+	h.OnUpdate(scaled, bumped)
+	orphan := ms.DeepCopy()
+	orphan.OwnerReferences = nil
+	h.OnAdd(orphan, false) // controlled by no MD: no event
+	if f.Current() != 2 || f.history[0].MD.Name != "workers" || f.history[1].MD.Name != "workers" {
+		t.Fatalf("events %+v", f.history)
+	}
+}

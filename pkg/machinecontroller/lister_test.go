@@ -1,6 +1,7 @@
 package machinecontroller
 
 import (
+	"strings"
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -46,5 +47,37 @@ func TestLister(t *testing.T) {
 	}
 	if _, err := l.Get("b", "two"); !errors.IsNotFound(err) {
 		t.Errorf("Get(b, two): want NotFound, got %v", err)
+	}
+}
+
+func TestUsingProfile(t *testing.T) {
+	informer := NewInformer(&cache.ListWatch{}, "kube-system")
+	for _, md := range []*clusterv1alpha1.MachineDeployment{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "default-ns", Annotations: map[string]string{AnnotationOSP: "osp-ubuntu"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "own-ns", Annotations: map[string]string{AnnotationOSP: "osp-ubuntu", AnnotationOSPNamespace: "team"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other", Annotations: map[string]string{AnnotationOSP: "osp-flatcar"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "none"}},
+	} {
+		if err := informer.GetIndexer().Add(md); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := NewLister(informer.GetIndexer())
+	for p, want := range map[Profile]string{
+		{Namespace: "kube-system", Name: "osp-ubuntu"}: "default-ns",
+		{Namespace: "team", Name: "osp-ubuntu"}:        "own-ns",
+		{Namespace: "kube-system", Name: "osp-rhel"}:   "",
+	} {
+		mds, err := l.UsingProfile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, md := range mds {
+			names = append(names, md.Name)
+		}
+		if strings.Join(names, ",") != want {
+			t.Errorf("UsingProfile(%s) = %v, want %q", p, names, want)
+		}
 	}
 }

@@ -56,9 +56,10 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("conflict: machine-controller names the Secrets of machinedeployment %s and of machinedeployment %s alike "+
-		"(%s/%s-{bootstrap,provisioning}-config), and %s has them; rename one of the two",
-		e.MD, e.Owner, CloudInitSettingsNamespace, e.MD.SecretPrefix(), e.Owner)
+	// The owner first: tables show the first 120 characters.
+	return fmt.Sprintf("conflict: machinedeployment %s has the Secrets %s/%s-{bootstrap,provisioning}-config, "+
+		"which machine-controller reads for machinedeployment %s too; rename one of the two",
+		e.Owner, CloudInitSettingsNamespace, e.MD.SecretPrefix(), e.MD)
 }
 
 // NameTooLongError says that a Secret machine-controller dictates for MD

@@ -118,7 +118,7 @@ func TestFirstOwnerKeepsItsSecrets(t *testing.T) {
 	h.mds.Add(mdAt(poolTeam, 200))
 	h.waitOwner(pool, poolTeam)
 	h.mds.Add(mdAt(pool, 100))
-	if e := h.waitEvent("Warning " + ReasonSecretConflict); !strings.Contains(e, "prod/pool-team has them") {
+	if e := h.waitEvent("Warning " + ReasonSecretConflict); !strings.Contains(e, "machinedeployment prod/pool-team has the Secrets") {
 		t.Errorf("event %q, want the younger MD named as the owner", e)
 	}
 	h.waitOwner(pool, poolTeam)

@@ -69,7 +69,7 @@ func TestConflictingMDsKeepTheirOwnSecrets(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(osc.Status.RenderError, "conflict") || !strings.Contains(osc.Status.RenderError, teamNS+"/pool has them") {
+		if !strings.Contains(osc.Status.RenderError, "conflict") || !strings.Contains(osc.Status.RenderError, "machinedeployment "+teamNS+"/pool has the Secrets") {
 			return fmt.Errorf("OSC %s/pool-team: render error %q, want the conflict with %s/pool", ns, osc.Status.RenderError, teamNS)
 		}
 		return nil

@@ -32,7 +32,7 @@ func renderOSP(t *testing.T, name, cloud, family string, edit func(*render.Input
 		t.Fatalf("no default profile %s", name)
 	}
 	in := renderInput(testCA(t), family != "")
-	in.OSP = osps[i]
+	in.OSP = onCloud(osps[i], cloud)
 	in.MachineDeployment = machineDeployment(t, osps[i], cloud, family)
 	if edit != nil {
 		edit(&in)
@@ -87,4 +87,17 @@ func paragraph(t *testing.T, script, first string) string {
 		end++
 	}
 	return strings.Join(lines[start:end], "\n")
+}
+
+// onCloud returns osp, or a copy that also supports cloud: the tests run a
+// profile's scripts on clouds beyond those it claims, which the render refuses.
+func onCloud(osp *ospv1alpha1.OperatingSystemProfile, cloud string) *ospv1alpha1.OperatingSystemProfile {
+	for _, c := range osp.Spec.SupportedCloudProviders {
+		if string(c.Name) == cloud {
+			return osp
+		}
+	}
+	osp = osp.DeepCopy()
+	osp.Spec.SupportedCloudProviders = append(osp.Spec.SupportedCloudProviders, ospv1alpha1.CloudProviderSpec{Name: ospv1alpha1.CloudProvider(cloud)})
+	return osp
 }

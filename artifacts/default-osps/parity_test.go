@@ -153,7 +153,7 @@ func parityRenderOf(t *testing.T, name, cloud, family string) parityRender {
 			continue
 		}
 		in := renderInput(testCA(t), family != "")
-		in.OSP = osp
+		in.OSP = onCloud(osp, cloud)
 		in.MachineDeployment = machineDeployment(t, osp, cloud, family)
 		// One MD name for every profile, so names derived from it match.
 		in.MachineDeployment.Name = "md-parity"

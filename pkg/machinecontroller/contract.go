@@ -60,19 +60,11 @@ func EdgeScriptSecretName(mdName, mdNamespace string) string {
 
 // KubeletBootstrapSecretName is the Secret in CloudInitSettingsNamespace holding
 // the kubelet's bootstrap kubeconfig (data key "kubeconfig"), as OSP templates
-// reference it through .BootstrapKubeconfigSecretName.
+// reference it through .BootstrapKubeconfigSecretName. The name is ours, so it is
+// made of the MachineDeployment's digest: unique per MD whatever the length of
+// its namespace and name ("<md>-<ns>" alone is not: see Ref.SecretPrefix).
 func KubeletBootstrapSecretName(mdName, mdNamespace string) string {
-	return MachineDeploymentKey(mdName, mdNamespace) + "-kubelet-bootstrap-config"
-}
-
-// MachineDeploymentKey names per-MD objects such as bootstrap tokens:
-// "<ns>-<name>", or just the name when that would not fit a label value.
-func MachineDeploymentKey(mdName, mdNamespace string) string {
-	key := mdNamespace + "-" + mdName
-	if len(key) >= 63 {
-		return mdName
-	}
-	return key
+	return "osm-" + Ref{Namespace: mdNamespace, Name: mdName}.Hash() + "-kubelet-bootstrap-config"
 }
 
 // AnnotationsHash is the sha256 (hex) of the annotations marshalled as JSON

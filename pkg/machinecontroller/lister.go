@@ -16,6 +16,9 @@ type Lister interface {
 	Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error)
 	// UsingProfile returns the MachineDeployments that name p.
 	UsingProfile(p Profile) ([]*clusterv1alpha1.MachineDeployment, error)
+	// SharingSecretNames returns the MachineDeployments whose dictated Secret
+	// names are ref's (see Ref.SecretPrefix), ref's own included.
+	SharingSecretNames(ref Ref) ([]*clusterv1alpha1.MachineDeployment, error)
 }
 
 type indexerLister struct {
@@ -50,7 +53,16 @@ func (l indexerLister) Get(namespace, name string) (*clusterv1alpha1.MachineDepl
 
 // UsingProfile implements Lister.
 func (l indexerLister) UsingProfile(p Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
-	objs, err := l.indexer.ByIndex(ProfileIndex, p.String())
+	return l.byIndex(ProfileIndex, p.String())
+}
+
+// SharingSecretNames implements Lister.
+func (l indexerLister) SharingSecretNames(ref Ref) ([]*clusterv1alpha1.MachineDeployment, error) {
+	return l.byIndex(SecretPrefixIndex, ref.SecretPrefix())
+}
+
+func (l indexerLister) byIndex(index, value string) ([]*clusterv1alpha1.MachineDeployment, error) {
+	objs, err := l.indexer.ByIndex(index, value)
 	if err != nil {
 		return nil, err
 	}

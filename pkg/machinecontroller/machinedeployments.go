@@ -53,12 +53,14 @@ func newListWatch(config *rest.Config, resource string) (cache.ListerWatcher, er
 }
 
 // NewInformer returns an informer of MachineDeployments fed by lw, indexed by
-// namespace and by profile (profiles of MDs that name no namespace are in
-// profileNamespace), without periodic resyncs and without managed fields.
+// namespace, by profile (profiles of MDs that name no namespace are in
+// profileNamespace) and by the prefix of their dictated Secret names, without
+// periodic resyncs and without managed fields.
 func NewInformer(lw cache.ListerWatcher, profileNamespace string) cache.SharedIndexInformer {
 	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.MachineDeployment{}, 0, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		ProfileIndex:         profileIndexFunc(profileNamespace),
+		SecretPrefixIndex:    secretPrefixIndexFunc,
 	})
 	// Setting a transform on an informer that has not started cannot fail.
 	_ = i.SetTransform(StripManagedFields)

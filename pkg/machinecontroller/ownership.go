@@ -40,11 +40,13 @@ type Ref struct {
 // String returns "<namespace>/<name>", the workqueue key of the MachineDeployment.
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
-// Hash is a short digest of the reference, usable in labels, object names and
-// RBAC group names whatever characters the name holds.
+// Hash is a digest of the reference, usable in labels, object names and RBAC
+// group names whatever characters the name holds. Names made of it are unique
+// per MachineDeployment: 128 bits, so that no tenant can search for a name of
+// its own whose digest equals another MD's (2^64 tries would be within reach).
 func (r Ref) Hash() string {
 	sum := sha256.Sum256([]byte(r.String()))
-	return hex.EncodeToString(sum[:8])
+	return hex.EncodeToString(sum[:16])
 }
 
 // ParseRef reads a "<namespace>/<name>" key.

@@ -100,6 +100,16 @@ var (
 		Help:           "Number of failed MachineDeployment syncs.",
 		StabilityLevel: metrics.ALPHA,
 	})
+
+	// SyncerWriteFailures counts writes the cluster refused, by the API's
+	// reason (Forbidden, Invalid, ...): only the syncer knows of them.
+	SyncerWriteFailures = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "syncer",
+		Name:           "write_failures_total",
+		Help:           "Writes of Secrets, tokens or RBAC the cluster refused, by reason (Forbidden, Invalid, ...).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason"})
 )
 
 var registerOnce sync.Once
@@ -108,7 +118,7 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries,
-			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures)
+			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures)
 	})
 }
 

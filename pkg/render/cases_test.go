@@ -3,8 +3,10 @@ package render_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -25,10 +27,17 @@ func TestUpstreamCases(t *testing.T) {
 		}
 		ran++
 		t.Run(e.Name(), func(t *testing.T) {
-			res, err := r.Render(caseInput(t, dir))
+			in := caseInput(t, dir)
+			res, err := r.Render(in)
 			if err != nil {
 				t.Fatalf("render: %v", err)
 			}
+			// Upstream names the kubelet's bootstrap kubeconfig Secret
+			// "<ns>-<md>-…", which two MDs can share; ours is unique per MD.
+			md := in.MachineDeployment
+			upstreamNames = strings.NewReplacer(md.Namespace+"-"+md.Name+"-kubelet-bootstrap-config",
+				machinecontroller.KubeletBootstrapSecretName(md.Name, md.Namespace))
+			t.Cleanup(func() { upstreamNames = nil })
 			for _, p := range []struct {
 				name string
 				got  render.Payload

@@ -51,6 +51,12 @@ func TestRenderErrors(t *testing.T) {
 		{"operating system mismatch", func(in *Input) {
 			in.OSP.Spec.OSName = ospv1alpha1.OperatingSystemFlatcar
 		}, `machinedeployment kube-system/md-1: operating system "ubuntu" does not match osp-golden, which is for "flatcar"`},
+		{"cloud provider the profile does not support", func(in *Input) {
+			in.MachineDeployment.Spec.Template.Spec.ProviderSpec.Value.Raw = []byte(strings.Replace(awsUbuntu, `"aws"`, `"hetzner"`, 1))
+		}, `machinedeployment kube-system/md-1: cloud provider "hetzner" is not supported by operatingsystemprofile osp-golden (supportedCloudProviders: aws)`},
+		{"unknown cloud provider", func(in *Input) {
+			in.MachineDeployment.Spec.Template.Spec.ProviderSpec.Value.Raw = []byte(strings.Replace(awsUbuntu, `"aws"`, `"mars"`, 1))
+		}, `machinedeployment kube-system/md-1: cloud provider "mars" is not supported by operatingsystemprofile osp-golden (supportedCloudProviders: aws)`},
 		{"bad kubelet annotation", func(in *Input) {
 			in.MachineDeployment.Annotations[machinecontroller.KubeletConfigAnnotationPrefix+"MaxPods"] = "lots"
 		}, `machinedeployment kube-system/md-1: annotation v1.kubelet-config.machine-controller.kubermatic.io/MaxPods: invalid integer "lots"`},

@@ -211,3 +211,18 @@ func serverAddress(serverURL string) string {
 	}
 	return serverURL
 }
+
+// supportsCloud refuses a cloud provider the profile does not list in
+// supportedCloudProviders, as upstream does: its templates were written (and
+// its payloads sized) for those clouds only.
+func supportsCloud(osp *ospv1alpha1.OperatingSystemProfile, cloud providerconfig.CloudProvider) error {
+	names := make([]string, len(osp.Spec.SupportedCloudProviders))
+	for i, c := range osp.Spec.SupportedCloudProviders {
+		if string(c.Name) == string(cloud) {
+			return nil
+		}
+		names[i] = string(c.Name)
+	}
+	return fmt.Errorf("cloud provider %q is not supported by operatingsystemprofile %s (supportedCloudProviders: %s)",
+		cloud, osp.Name, strings.Join(names, ", "))
+}

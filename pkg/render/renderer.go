@@ -48,6 +48,9 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
 		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
 	}
+	if err := supportsCloud(osp, pc.CloudProvider); err != nil {
+		return nil, fmt.Errorf("%s: %w", mdRef, err)
+	}
 	utility := provisioningUtility(pc, &data.FlatcarConfig)
 	if osp.Spec.ProvisioningUtility != "" && osp.Spec.ProvisioningUtility != utility {
 		return nil, fmt.Errorf("%s: provisioning utility %q does not match %s, which needs %q", osp.Name, osp.Spec.ProvisioningUtility, mdRef, utility)

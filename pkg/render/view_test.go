@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
@@ -15,6 +16,7 @@ import (
 func TestViewRedactsProviderSpecSecrets(t *testing.T) {
 	in := goldenInput(t)
 	in.OSP.Spec.OSName = "rhel"
+	in.OSP.Spec.SupportedCloudProviders = append(in.OSP.Spec.SupportedCloudProviders, ospv1alpha1.CloudProviderSpec{Name: "openstack"})
 	in.OSP.Spec.ProvisioningConfig.Files[0].Content.Inline.Data = `{{ .CloudConfig }}|{{ .RhelConfig.RHELSubscriptionManagerPassword }}|{{ .RhelConfig.RHELActivationKey | b64enc }}|{{ toJson .RHSubscription }}`
 	in.MachineDeployment = testMachineDeployment(map[string]string{machinecontroller.AnnotationOSP: "osp-golden"},
 		`{"cloudProvider":"openstack","cloudProviderSpec":{"identityEndpoint":"https://keystone","username":"u","password":"os-pass-0123","domainName":"d","tenantName":"t","region":"r"},`+

@@ -47,6 +47,9 @@ type Config struct {
 	Facts FactsSource
 	// Tokens supplies each MD's tokens.
 	Tokens TokenSource
+	// Claims says whether an MD may have the Secrets machine-controller
+	// reads for it; nil allows every MD (offline renders, tests).
+	Claims SecretClaims
 	// Revisions finds the template of an MD's revision; nil renders every
 	// MD from its own template.
 	Revisions *machinecontroller.RevisionTemplates
@@ -95,6 +98,12 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		return &Rendered{Profile: profile, Err: fmt.Errorf("failed to get operatingsystemprofile %s: %w", p, err)}
 	}
 	profile.Version = osp.Spec.Version
+	// Before the tokens: an MD that cannot have its Secrets gets none.
+	if r.cfg.Claims != nil {
+		if err := r.cfg.Claims.Check(md); err != nil {
+			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, err)
+		}
+	}
 	kubelet, fetch, ok := r.cfg.Tokens.Tokens(md)
 	if !ok {
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForTokens}}
@@ -132,6 +141,12 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 			// By construction the view holds no secret; this only guards
 			// against a secret that equals some other input.
 			redact(cfg, secrets(kubelet, fetch, f.Node))
+		}
+		if err := fitsSecrets(res); err != nil {
+			if cfg == nil {
+				cfg = &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}
+			}
+			return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
 		}
 		out, err := newRendered(profile, cfg, res)
 		if err != nil {

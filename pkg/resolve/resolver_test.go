@@ -38,6 +38,10 @@ func (f *fakeRenderer) Render(in render.Input) (*render.Result, error) {
 		return nil, errors.New("broken: template: line 1: unclosed action")
 	}
 	secret := "token=" + in.Cluster.BootstrapToken + " getter=" + in.Cluster.CloudInitGetterToken
+	provisioning := []byte("#cloud-config\n")
+	if in.OSP.Name == "huge" {
+		provisioning = append(provisioning, strings.Repeat("#", 1<<20)...)
+	}
 	return &render.Result{
 		Config: osm.OperatingSystemConfigSpec{
 			OSName: string(in.OSP.Spec.OSName),
@@ -50,7 +54,7 @@ func (f *fakeRenderer) Render(in render.Input) (*render.Result, error) {
 			},
 		},
 		Bootstrap:    render.Payload{Format: osm.PayloadFormatCloudInit, UserData: []byte("#cloud-config\n" + secret)},
-		Provisioning: render.Payload{Format: osm.PayloadFormatCloudInit, UserData: []byte("#cloud-config\n")},
+		Provisioning: render.Payload{Format: osm.PayloadFormatCloudInit, UserData: provisioning},
 	}, nil
 }
 

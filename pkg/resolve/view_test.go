@@ -33,7 +33,7 @@ const (
 func viewOSP(name, files string) *ospv1alpha1.OperatingSystemProfile {
 	var spec ospv1alpha1.OperatingSystemProfileSpec
 	if err := json.Unmarshal([]byte(`{"osName":"ubuntu","osVersion":"24.04","version":"v1","provisioningUtility":"cloud-init",
-		"supportedContainerRuntimes":[{"name":"containerd"}],
+		"supportedContainerRuntimes":[{"name":"containerd"}],"supportedCloudProviders":[{"name":"aws"}],
 		"bootstrapConfig":{"files":[]},"provisioningConfig":{"files":`+files+`}}`), &spec); err != nil {
 		panic(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -93,13 +94,17 @@ func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 	if err != nil {
 		b.Fatal(err)
 	}
+	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace: "kube-system",
 		Profiles:         osplisters.NewOperatingSystemProfileLister(ospIndexer),
 		Facts:            staticFacts{f},
 		Tokens:           resolve.StaticTokens{Kubelet: "abcdef.0123456789abcdef", Fetch: "getter-token"},
+		// As the server does: every render asks whether the MD may have its Secrets.
+		Claims: &machinecontroller.Claims{MachineDeployments: mds,
+			Secrets: corev1listers.NewSecretLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))},
 	})
-	r := operatingsystemconfig.NewREST(machinecontroller.NewLister(mdInformer.GetIndexer()), resolver, feed)
+	r := operatingsystemconfig.NewREST(mds, resolver, feed)
 	// Check the benchmark measures successful renders, not cached errors.
 	obj, err := r.Get(genericapirequest.WithNamespace(context.Background(), "kube-system"), "md-0000", &metav1.GetOptions{})
 	if err != nil {

@@ -167,6 +167,7 @@ func (c completedConfig) New() (*Server, error) {
 		Profiles:         osps.Lister(),
 		Facts:            factsSource,
 		Tokens:           tokens.NewSource(tokenInformer),
+		Claims:           &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
 		Revisions:        machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
 		Render:           cfg.Render,
 		CacheSize:        cfg.RenderCacheSize,
@@ -175,6 +176,9 @@ func (c completedConfig) New() (*Server, error) {
 	// syncer has handlers of its own.
 	refresh := make(chan struct{}, 1)
 	if err := publishChanges(feed, mds, resolver, mdInformer, msInformer, osps.Informer(), tokenInformer, factsSource, refresh); err != nil {
+		return nil, err
+	}
+	if err := publishClaimChanges(feed, mds, mdInformer, payloadInformer.Informer()); err != nil {
 		return nil, err
 	}
 
@@ -191,6 +195,7 @@ func (c completedConfig) New() (*Server, error) {
 			"machinesets":             msInformer.HasSynced,
 			"operatingsystemprofiles": osps.Informer().HasSynced,
 			"tokens":                  tokenInformer.HasSynced,
+			"payload-secrets":         payloadInformer.HasSynced, // their owners decide conflicts
 		},
 		facts: factsSource,
 	}); err != nil {

@@ -30,6 +30,7 @@ type Controller struct {
 	payloads corev1listers.SecretLister
 	tokens   *tokens.Manager
 	rbac     *tokens.AccessWriter
+	claims   *machinecontroller.Claims
 	recorder record.EventRecorder
 
 	// namespaceReady is set once cloud-init-settings is known to exist.
@@ -59,6 +60,7 @@ func New(cfg Config) (*Controller, error) {
 		rbac:     &tokens.AccessWriter{Client: cfg.Client, Namespace: machinecontroller.CloudInitSettingsNamespace},
 		recorder: cfg.Recorder,
 	}
+	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
 	if c.recorder == nil {
 		broadcaster := record.NewBroadcaster()
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})

@@ -45,9 +45,10 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: onChange(c.onOwned),
 			DeleteFunc: c.onOwned,
 		}},
+		// A payload Secret gone lets another MD of the same names take them.
 		{c.cfg.Payloads.informer, cache.ResourceEventHandlerFuncs{
 			UpdateFunc: onChange(c.onOwned),
-			DeleteFunc: c.onOwned,
+			DeleteFunc: c.onPayloadDeleted,
 		}},
 	}
 	var handlers []handler
@@ -84,12 +85,45 @@ func onChange(f func(any)) func(old, cur any) {
 	}
 }
 
+// onMachineDeployment enqueues the MD and the MDs whose Secret names it
+// shares: one of them owns the names, and an MD coming or going can change
+// which (see machinecontroller.Claims).
 func (c *Controller) onMachineDeployment(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return
 	}
 	c.queue.Add(key)
+	if ref, err := machinecontroller.ParseRef(key); err == nil {
+		c.enqueuePeers(ref)
+	}
+}
+
+// onPayloadDeleted enqueues the owner of a deleted Secret and every MD that
+// shares its name.
+func (c *Controller) onPayloadDeleted(obj any) {
+	c.onOwned(obj)
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		if ref, ok := machinecontroller.Owner(m); ok {
+			c.enqueuePeers(ref)
+		}
+	}
+}
+
+// enqueuePeers enqueues the other MDs whose dictated Secret names are ref's.
+func (c *Controller) enqueuePeers(ref machinecontroller.Ref) {
+	peers, err := c.mds.SharingSecretNames(ref)
+	if err != nil {
+		return
+	}
+	for _, p := range peers {
+		if peer := machinecontroller.RefOf(p); peer != ref {
+			c.enqueue(peer)
+		}
+	}
 }
 
 // onProfile enqueues every MachineDeployment using the profile, so a new

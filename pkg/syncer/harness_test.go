@@ -52,18 +52,24 @@ func (r *fakeResolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDep
 	if strings.HasPrefix(osp.Spec.Version, "broken") {
 		return &resolve.Rendered{Profile: ref, Err: fmt.Errorf("%s: template: line 1: unexpected EOF", p.Name)}
 	}
+	if strings.HasPrefix(osp.Spec.Version, "huge") {
+		return &resolve.Rendered{Profile: ref, Err: &resolve.SecretLimitError{Kind: osm.PayloadTypeProvisioning, Size: 1 << 21, Limit: 1 << 20}}
+	}
 	kubelet, fetch, ok := r.tokens.Tokens(md)
 	if !ok {
 		return &resolve.Rendered{Profile: ref, Err: &resolve.PendingError{Reason: "waiting for the syncer to create tokens"}}
 	}
 	body := fmt.Sprintf("%s rev=%s kubelet=%s fetch=%s", osp.Spec.Version,
 		md.Annotations[machinecontroller.AnnotationMDRevision], kubelet, fetch)
+	if strings.HasPrefix(osp.Spec.Version, "big") {
+		body += strings.Repeat("#", 20<<10) // more than AWS takes as user-data
+	}
 	bootstrap, err1 := resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+body))
 	provisioning, err2 := resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning "+body))
 	if err := errors.Join(err1, err2); err != nil {
 		return &resolve.Rendered{Profile: ref, Err: err}
 	}
-	out := &resolve.Rendered{Profile: ref, Bootstrap: bootstrap, Provisioning: provisioning}
+	out := &resolve.Rendered{Profile: ref, CloudProvider: machinecontroller.CloudProvider(md), Bootstrap: bootstrap, Provisioning: provisioning}
 	if machinecontroller.CloudProvider(md) == machinecontroller.CloudProviderEdge {
 		out.EdgeScript, _ = resolve.NewPayload(osm.PayloadFormatShell, []byte("#!/bin/bash\n# join "+body))
 	}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -15,7 +16,9 @@ import (
 
 // PayloadInformer watches the Secrets the syncer writes in
 // cloud-init-settings (payloads and kubelet bootstrap kubeconfigs), and only
-// those (by label). Only the syncer reads them.
+// those (by label). The syncer compares them with what it would write; every
+// replica reads their owner labels to tell which MD has the Secret names
+// several MDs share (machinecontroller.Claims).
 type PayloadInformer struct {
 	factory  informers.SharedInformerFactory
 	informer cache.SharedIndexInformer
@@ -41,6 +44,16 @@ func (p *PayloadInformer) Start(stop <-chan struct{}) {
 // HasSynced says whether the informer has listed once.
 func (p *PayloadInformer) HasSynced() bool {
 	return p.informer.HasSynced()
+}
+
+// Lister reads the Secrets; their user-data is only a digest (see digestPayload).
+func (p *PayloadInformer) Lister() corev1listers.SecretLister {
+	return corev1listers.NewSecretLister(p.informer.GetIndexer())
+}
+
+// Informer is the shared informer, for event handlers.
+func (p *PayloadInformer) Informer() cache.SharedIndexInformer {
+	return p.informer
 }
 
 // digestKeySuffix marks, in the cache only, a data entry replaced by its digest.

@@ -42,7 +42,8 @@ func payloadSecret(ref machinecontroller.Ref, md *clusterv1alpha1.MachineDeploym
 
 // syncEdgeScript writes the join script of an MD on cloud provider edge into
 // the Secret upstream OSM uses, and removes ours when the MD is no longer on edge.
-func (c *Controller) syncEdgeScript(ctx context.Context, ref machinecontroller.Ref, out *resolve.Rendered) error {
+func (c *Controller) syncEdgeScript(ctx context.Context, md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered) error {
+	ref := machinecontroller.RefOf(md)
 	name := machinecontroller.EdgeScriptSecretName(ref.Name, ref.Namespace)
 	if out.EdgeScript.Format == "" {
 		got, err := c.payloads.Secrets(machinecontroller.CloudInitSettingsNamespace).Get(name)
@@ -64,7 +65,7 @@ func (c *Controller) syncEdgeScript(ctx context.Context, ref machinecontroller.R
 	}
 	annotations := ref.Annotations()
 	annotations[machinecontroller.AnnotationSecretOSPVersion] = out.Profile.Version
-	return c.applySecret(ctx, &corev1.Secret{
+	return c.applySecret(ctx, md, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   machinecontroller.CloudInitSettingsNamespace,
@@ -76,10 +77,11 @@ func (c *Controller) syncEdgeScript(ctx context.Context, ref machinecontroller.R
 	})
 }
 
-// applySecret creates want or updates the existing Secret when its data, type,
-// or our labels and annotations differ. An unchanged Secret is not written, so
-// nothing churns and machine-controller sees no spurious updates.
-func (c *Controller) applySecret(ctx context.Context, want *corev1.Secret) error {
+// applySecret creates want, md's Secret, or updates the existing Secret when
+// its data, type, or our labels and annotations differ. An unchanged Secret is
+// not written, so nothing churns and machine-controller sees no spurious
+// updates. A Secret another MD has a claim to is never overwritten.
+func (c *Controller) applySecret(ctx context.Context, md *clusterv1alpha1.MachineDeployment, want *corev1.Secret) error {
 	secrets := c.cfg.Client.CoreV1().Secrets(want.Namespace)
 	got, err := c.payloads.Secrets(want.Namespace).Get(want.Name)
 	if apierrors.IsNotFound(err) {
@@ -92,6 +94,9 @@ func (c *Controller) applySecret(ctx context.Context, want *corev1.Secret) error
 	}
 	if err != nil {
 		return wrapWrite(err, "get", want)
+	}
+	if err := c.mayOverwrite(md, got); err != nil {
+		return err
 	}
 	if got.Type != want.Type {
 		// The type is immutable: replace the Secret.

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -47,13 +48,21 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 			"OperatingSystemProfile %s not found", profile)
 		return 0, fmt.Errorf("operating system profile %s of machine deployment %s not found", profile, ref)
 	}
+	// machine-controller dictates the payload Secrets' names: an MD whose
+	// names are too long or owned by another MD gets no Secrets at all.
+	if err := c.claims.Check(md); err != nil {
+		if !isRefusal(err) {
+			return 0, err
+		}
+		return 0, c.refuse(ctx, md, err)
+	}
 	if err := c.ensureNamespace(ctx); err != nil {
-		return 0, err
+		return 0, c.warnWrite(md, err)
 	}
 
 	kubelet, fetch, err := c.ensureTokens(ctx, ref)
 	if err != nil {
-		return 0, err
+		return 0, c.warnWrite(md, err)
 	}
 	if !c.tokensVisible(ref, kubelet, fetch) {
 		return tokensPending, nil
@@ -67,18 +76,18 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 		readable = append(readable, machinecontroller.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeBootstrap))
 	}
 	if err := c.rbac.Ensure(ctx, ref, readable...); err != nil {
-		return 0, err
+		return 0, c.warnWrite(md, err)
 	}
-	if err := c.ensureKubeconfig(ctx, ref, kubelet); err != nil {
-		return 0, err
+	if err := c.ensureKubeconfig(ctx, md, kubelet); err != nil {
+		return 0, c.warnWrite(md, err)
 	}
 
 	out := c.resolve(ctx, md)
 	if out.Err != nil {
-		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "RenderFailed",
-			"Kept the previous payload Secrets: %v", out.Err)
+		c.renderFailed(md, out.Err)
 		return 0, fmt.Errorf("failed to render machine deployment %s: %w", ref, out.Err)
 	}
+	c.checkUserDataLimit(md, out)
 	// Provisioning first: the node fetches it as soon as machine-controller,
 	// seeing the bootstrap Secret, creates a VM.
 	for _, kind := range []osm.PayloadType{osm.PayloadTypeProvisioning, osm.PayloadTypeBootstrap} {
@@ -86,12 +95,12 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 		if err != nil {
 			return 0, err
 		}
-		if err := c.applySecret(ctx, secret); err != nil {
-			return 0, err
+		if err := c.applySecret(ctx, md, secret); err != nil {
+			return 0, c.warnWrite(md, err)
 		}
 	}
-	if err := c.syncEdgeScript(ctx, ref, out); err != nil {
-		return 0, err
+	if err := c.syncEdgeScript(ctx, md, out); err != nil {
+		return 0, c.warnWrite(md, err)
 	}
 	next := earliest(kubelet.Expiration, fetch.Expiration).Add(-c.cfg.TokenRenewBefore)
 	return max(time.Until(next), time.Second), nil
@@ -119,7 +128,8 @@ func (c *Controller) tokensVisible(ref machinecontroller.Ref, kubelet, fetch tok
 	return ok1 && ok2 && k.Value() == kubelet.Value() && f.Value() == fetch.Value()
 }
 
-func (c *Controller) ensureKubeconfig(ctx context.Context, ref machinecontroller.Ref, tok tokens.Token) error {
+func (c *Controller) ensureKubeconfig(ctx context.Context, md *clusterv1alpha1.MachineDeployment, tok tokens.Token) error {
+	ref := machinecontroller.RefOf(md)
 	f := c.cfg.Facts.Current()
 	if f == nil || f.Cluster.ServerURL == "" || f.Cluster.CACert == "" {
 		return fmt.Errorf("failed to build bootstrap kubeconfig of %s: the API server URL and CA of the cluster are not known yet", ref)
@@ -128,7 +138,14 @@ func (c *Controller) ensureKubeconfig(ctx context.Context, ref machinecontroller
 	if err != nil {
 		return err
 	}
-	return c.applySecret(ctx, secret)
+	return c.applySecret(ctx, md, secret)
+}
+
+// isRefusal says whether err of Claims.Check refuses the MD its Secrets.
+func isRefusal(err error) bool {
+	_, conflict := errors.AsType[*machinecontroller.ConflictError](err)
+	_, tooLong := errors.AsType[*machinecontroller.NameTooLongError](err)
+	return conflict || tooLong
 }
 
 // resolve renders md through the resolver, turning a panic in a broken

@@ -75,3 +75,14 @@ func (l Lister) UsingProfile(p machinecontroller.Profile) ([]*clusterv1alpha1.Ma
 	}
 	return out, nil
 }
+
+// SharingSecretNames implements machinecontroller.Lister.
+func (l Lister) SharingSecretNames(ref machinecontroller.Ref) ([]*clusterv1alpha1.MachineDeployment, error) {
+	var out []*clusterv1alpha1.MachineDeployment
+	for _, md := range l {
+		if machinecontroller.RefOf(md).SecretPrefix() == ref.SecretPrefix() {
+			out = append(out, md)
+		}
+	}
+	return out, nil
+}

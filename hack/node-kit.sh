@@ -77,7 +77,9 @@ cfg_hash=$(printf '%s\n' "$ENVIRONMENT" "$(rootfs_hash)" "$(cat "$ROOT/hack/node
 KEY="v${KIT_FORMAT}-kube-${KUBE_VERSION}_containerd-${CONTAINERD_VERSION}_runc-${RUNC_VERSION}_cni-${CNI_VERSION}_crictl-${CRICTL_VERSION}_debian-${SUITE}_cfg-${cfg_hash}"
 KIT="$NODE_CACHE/$KEY"
 
+# A kit's mtime says when it was last handed out: the build prunes kits unused for 3 hours.
 if [ -s "$KIT/kit.env" ]; then
+  touch "$KIT" 2>/dev/null || true
   echo "$KIT"
   exit 0
 fi
@@ -100,7 +102,7 @@ install_host_packages
 work="$(mktemp -d "$NODE_CACHE/work.XXXXXX")"
 cleanup() {
   if [ -d "$work/gnupg" ]; then GNUPGHOME="$work/gnupg" gpgconf --kill gpg-agent 2>/dev/null || true; fi
-  rm -rf "$work"
+  rm -rf "$work" "$KIT.tmp"
 }
 trap cleanup EXIT
 start=$(date +%s)
@@ -141,6 +143,7 @@ build_apt_repo "$CONTAINERD_PART" "$KIT.tmp/mirror/docker/linux/ubuntu"
 step_done
 step "Debian $SUITE root file system" "mmdebstrap from Debian's mirror, ~2-3 minutes" "$ROOTFS_PART"
 build_rootfs "$ROOTFS_PART"
+touch "$ROOTFS_PART"
 step_done
 step "VM image: rootfs.img, vmlinuz, initrd.img" "~20 seconds"
 build_image "$ROOTFS_PART" "$KIT.tmp"
@@ -171,7 +174,10 @@ KERNEL_CMDLINE="$KERNEL_CMDLINE"
 EOF
 rm -rf "$KIT"
 mv "$KIT.tmp" "$KIT"
-# Kits of earlier versions or scripts (~700 MB each) go; the parts stay for the next build.
-find "$NODE_CACHE" -mindepth 1 -maxdepth 1 -type d -name 'v[0-9]*-kube-*' ! -name "$KEY" -exec rm -rf {} +
+# Other kits (~700 MB each; other versions, or other scripts in another worktree) and root
+# file systems go once unused for 3 hours, longer than any test keeps using one; the Go
+# parts stay for the next build.
+find "$NODE_CACHE" -mindepth 1 -maxdepth 1 -type d -name 'v[0-9]*-kube-*' ! -name "$KEY" -mmin +180 -exec rm -rf {} +
+find "$PARTS" -maxdepth 1 -name 'rootfs-*.tar' ! -name "${ROOTFS_PART##*/}" -mmin +180 -delete
 log "done in $(($(date +%s) - start))s: $KIT"
 echo "$KIT"

@@ -163,7 +163,7 @@ func (s *Source) refresh() {
 	} else {
 		s.lastErr.Store(nil)
 	}
-	if f == nil || old != nil && f.Hash() == old.Hash() {
+	if f == nil || old != nil && f.Hash() == old.Hash() && f.Version() == old.Version() {
 		return
 	}
 	s.current.Store(f)
@@ -195,13 +195,15 @@ func (s *Source) compute(old *Facts) (*Facts, error) {
 			return nil, err
 		}
 	}
+	secretVersion := ""
 	if s.registry != nil {
-		creds, err := s.registryCredentials()
+		creds, rv, err := s.registryCredentials()
 		switch {
 		case err == nil:
-			node.RegistryCredentials = creds
+			node.RegistryCredentials, secretVersion = creds, rv
 		case old != nil:
 			node.RegistryCredentials = old.Node.RegistryCredentials
+			secretVersion = old.credentialsVersion
 			errs = append(errs, err)
 		default:
 			return nil, err
@@ -211,20 +213,23 @@ func (s *Source) compute(old *Facts) (*Facts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.registry != nil {
+		f.withCredentialsVersion(secretVersion)
+	}
 	return f, errors.Join(errs...)
 }
 
-func (s *Source) registryCredentials() (map[string]render.RegistryAuth, error) {
+func (s *Source) registryCredentials() (map[string]render.RegistryAuth, string, error) {
 	key := s.cfg.RegistrySecret.String()
 	secret, ok := stored[*corev1.Secret](s.registry, key)
 	if !ok {
-		return nil, fmt.Errorf("--node-registry-credentials-secret %s: not found", key)
+		return nil, "", fmt.Errorf("--node-registry-credentials-secret %s: not found", key)
 	}
 	creds, err := RegistryCredentialsFromSecret(secret)
 	if err != nil {
-		return nil, fmt.Errorf("--node-registry-credentials-secret %s: %w", key, err)
+		return nil, "", fmt.Errorf("--node-registry-credentials-secret %s: %w", key, err)
 	}
-	return creds, nil
+	return creds, secret.ResourceVersion, nil
 }
 
 // oneObject returns informers of the one object namespace/name: a field

@@ -23,6 +23,8 @@ import (
 // revision counter, a log of changes a watch resumes from, bookmarks, and
 // compaction (a watch from before it is 410 Gone, and informers list again).
 type fakeCluster struct {
+	// watchList makes informers stream their lists (sendInitialEvents).
+	watchList bool
 	mu        sync.Mutex
 	rev       uint64
 	objs      map[string]*clusterv1alpha1.MachineDeployment
@@ -35,8 +37,8 @@ func newFakeCluster() *fakeCluster {
 	return &fakeCluster{rev: 100, objs: map[string]*clusterv1alpha1.MachineDeployment{}}
 }
 
-// IsWatchListSemanticsUnSupported: informers list, then watch.
-func (c *fakeCluster) IsWatchListSemanticsUnSupported() bool { return true }
+// IsWatchListSemanticsUnSupported: informers list, then watch, unless watchList.
+func (c *fakeCluster) IsWatchListSemanticsUnSupported() bool { return !c.watchList }
 
 func (c *fakeCluster) List(metav1.ListOptions) (runtime.Object, error) {
 	c.mu.Lock()
@@ -51,17 +53,28 @@ func (c *fakeCluster) List(metav1.ListOptions) (runtime.Object, error) {
 func (c *fakeCluster) Watch(o metav1.ListOptions) (watch.Interface, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	w := watch.NewFakeWithChanSize(len(c.log)+len(c.objs)+100, false)
+	c.watchers = append(c.watchers, w)
+	if o.SendInitialEvents != nil && *o.SendInitialEvents {
+		for _, md := range c.objs {
+			w.Add(md.DeepCopy())
+		}
+		w.Action(watch.Bookmark, &clusterv1alpha1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{
+			ResourceVersion: strconv.FormatUint(c.rev, 10),
+			Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+		}})
+		return w, nil
+	}
 	from, _ := strconv.ParseUint(o.ResourceVersion, 10, 64)
 	if from < c.compacted {
+		c.watchers = c.watchers[:len(c.watchers)-1]
 		return nil, apierrors.NewResourceExpired("too old resource version")
 	}
-	w := watch.NewFakeWithChanSize(len(c.log)+100, false)
 	for _, ev := range c.log {
 		if rv, _ := strconv.ParseUint(ev.Object.(*clusterv1alpha1.MachineDeployment).ResourceVersion, 10, 64); rv > from {
 			w.Action(ev.Type, ev.Object.DeepCopyObject())
 		}
 	}
-	c.watchers = append(c.watchers, w)
 	return w, nil
 }
 

@@ -105,6 +105,7 @@ func (f *Feed) AddStream(name string) *Stream {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := &Stream{feed: f, index: len(f.streams), name: name}
+	s.readAt.Store(time.Time{})
 	f.streams = append(f.streams, s)
 	return s
 }

@@ -2,6 +2,8 @@ package changefeed
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 )
 
 // Stream is one informer the outputs are rendered from. Its position is the
@@ -23,8 +25,10 @@ type Stream struct {
 	pos, since uint64
 	synced     bool
 	// known is the largest revision known to exist: a position up to it
-	// is legitimate even when this replica has not seen it yet.
-	known uint64
+	// is legitimate even when this replica has not seen it yet; readAt is
+	// when current was last read.
+	known  uint64
+	readAt atomic.Value
 	// keys are the informer's objects as the handler has seen them, with
 	// their revisions: a list is complete when they equal the list's.
 	keys   map[string]uint64
@@ -185,9 +189,12 @@ func (s *Stream) legitimate(ctx context.Context, rev uint64) (bool, uint64, erro
 	f.mu.Lock()
 	known := max(s.known, s.pos)
 	f.mu.Unlock()
-	if rev <= known || s.current == nil {
+	// At most one read a second: a client cannot make the server read the
+	// cluster at the rate it sends made-up positions.
+	if rev <= known || s.current == nil || time.Since(s.readAt.Load().(time.Time)) < time.Second {
 		return rev <= known, known, nil
 	}
+	s.readAt.Store(time.Now())
 	cur, err := s.current(ctx)
 	if err != nil {
 		return false, known, err

@@ -113,33 +113,38 @@ func TestResumeAcrossReplicas(t *testing.T) {
 // every subscription ends, positions before the list are too old, and the
 // position continues from the list.
 func TestRelist(t *testing.T) {
-	c := newFakeCluster()
-	c.apply(watch.Added, "a", nil)
-	c.apply(watch.Added, "b", nil)
-	r := startReplica(t, c, 100)
-	before := r.waitFor(t, c.current())
-	sub, err := r.feed.Subscribe(context.Background(), before)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	for _, watchList := range []bool{false, true} {
+		t.Run(map[bool]string{false: "list", true: "watch-list"}[watchList], func(t *testing.T) {
+			c := newFakeCluster()
+			c.watchList = watchList
+			c.apply(watch.Added, "a", nil)
+			c.apply(watch.Added, "b", nil)
+			r := startReplica(t, c, 100)
+			before := r.waitFor(t, c.current())
+			sub, err := r.feed.Subscribe(context.Background(), before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
 
-	c.compact()
-	c.apply(watch.Deleted, "a", nil) // while the informer is not watching
-	changed := c.apply(watch.Modified, "b", func(md *clusterv1alpha1.MachineDeployment) { md.Labels = map[string]string{"pool": "y"} })
-	after := r.waitFor(t, changed)
-	if _, err := r.lister.Get("ns", "a"); err == nil {
-		t.Error("the informer still has the deleted MD")
-	}
-	for range sub.C() {
-	} // ends: the client resumes, and lists
-	var tooOld *TooOldError
-	if _, err := r.feed.Subscribe(context.Background(), before); !errors.As(err, &tooOld) {
-		t.Errorf("a position from before the list: %v, want too old", err)
-	}
-	c.apply(watch.Added, "e", nil)
-	if got := r.events(t, after, 1); !slices.Equal(got, []string{"ADDED e"}) {
-		t.Errorf("from the list on: %v", got)
+			c.compact()
+			c.apply(watch.Deleted, "a", nil) // while the informer is not watching
+			changed := c.apply(watch.Modified, "b", func(md *clusterv1alpha1.MachineDeployment) { md.Labels = map[string]string{"pool": "y"} })
+			after := r.waitFor(t, changed)
+			if _, err := r.lister.Get("ns", "a"); err == nil {
+				t.Error("the informer still has the deleted MD")
+			}
+			for range sub.C() {
+			} // ends: the client resumes, and lists
+			var tooOld *TooOldError
+			if _, err := r.feed.Subscribe(context.Background(), before); !errors.As(err, &tooOld) {
+				t.Errorf("a position from before the list: %v, want too old", err)
+			}
+			c.apply(watch.Added, "e", nil)
+			if got := r.events(t, after, 1); !slices.Equal(got, []string{"ADDED e"}) {
+				t.Errorf("from the list on: %v", got)
+			}
+		})
 	}
 }
 

@@ -30,7 +30,7 @@ func New(history int) *Feed {
 	lw := s.Wrap(&cache.ListWatch{ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 		return &clusterv1alpha1.MachineDeploymentList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}, nil
 	}})
-	if _, err := lw.List(metav1.ListOptions{}); err != nil {
+	if _, err := cache.ToListerWatcherWithContext(lw).ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
 		panic(err) // the list above cannot fail
 	}
 	publish := func(b *changefeed.Batch, _ any) { f.next(b) }

@@ -8,6 +8,8 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 func TestPositionString(t *testing.T) {
@@ -193,5 +195,43 @@ func TestFactsChange(t *testing.T) {
 	var tooOld *TooOldError
 	if _, err := f.Subscribe(context.Background(), Position{Facts: "f1"}); !errors.As(err, &tooOld) {
 		t.Fatalf("a position of the old facts: %v, want too old", err)
+	}
+}
+
+// With --worker-cluster-kubeconfig profiles come from one etcd and MDs from
+// another: each stream is compared only with itself, so a revision far
+// beyond one cluster's is still refused although the other has issued it.
+func TestIndependentRevisionSpaces(t *testing.T) {
+	management, worker := newFakeCluster(), newFakeCluster()
+	for range 50 {
+		management.other()
+	}
+	f := New(100, nil)
+	clusters := []*fakeCluster{worker, management}
+	for i, name := range []string{"worker", "management"} {
+		s := f.AddStream(name)
+		informer := machinecontroller.NewInformer(s.Wrap(clusters[i]), "kube-system")
+		if _, err := informer.AddEventHandler(s.Handler(MachineDeployments())); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go informer.RunWithContext(ctx)
+	}
+	r := &replica{feed: f}
+	start := r.waitFor(t, 0)
+	if start.Revs[0] != worker.current() || start.Revs[1] != management.current() {
+		t.Fatalf("position %s, want the revisions of each cluster", start)
+	}
+	worker.apply(watch.Added, "a", nil)
+	management.apply(watch.Added, "b", nil)
+	if got := r.events(t, start, 2); len(got) != 2 {
+		t.Fatalf("events %v", got)
+	}
+	ahead := start.Clone()
+	ahead.Revs[0] = management.current() // issued by the management cluster only
+	var tooLarge *TooLargeError
+	if _, err := f.Subscribe(context.Background(), ahead); !errors.As(err, &tooLarge) || tooLarge.Stream != "worker" {
+		t.Fatalf("a worker revision only the management cluster reached: %v, want too large", err)
 	}
 }

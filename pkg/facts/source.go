@@ -48,6 +48,7 @@ type Source struct {
 	lastErr     atomic.Pointer[error]
 	mu          sync.Mutex // serializes refresh
 	onChange    []func()
+	onReady     []func()
 }
 
 // NewSource returns the Source of cfg. Facts fixed by the flags alone are
@@ -89,6 +90,13 @@ func NewSource(cfg Config) (*Source, error) {
 // first facts). Register before Start.
 func (s *Source) OnChange(f func()) {
 	s.onChange = append(s.onChange, f)
+}
+
+// OnReady registers f, called after the first facts computed from the
+// cluster (never when the flags fix them: they are there from the start).
+// Register before Start.
+func (s *Source) OnReady(f func()) {
+	s.onReady = append(s.onReady, f)
 }
 
 // Start runs the informers until ctx ends and computes the facts once they
@@ -169,6 +177,9 @@ func (s *Source) refresh() {
 	s.current.Store(f)
 	if old == nil {
 		klog.InfoS("Cluster facts and node options ready", "server", f.Cluster.ServerURL)
+		for _, fn := range s.onReady {
+			fn()
+		}
 		return
 	}
 	klog.InfoS("Cluster facts or node options changed, rendering every MachineDeployment again", "server", f.Cluster.ServerURL)

@@ -100,18 +100,35 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(in.tokenChanges())); err != nil {
 		return err
 	}
-	in.factsSource.OnChange(func() {
+	publishFacts := func() {
 		users, err := changefeed.ProfileUsers(in.mds)
 		if err != nil {
 			klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
 		}
-		feed.PublishFacts(in.factsSource.Current().Version(), users)
+		feed.PublishFacts(factsVersion(in.factsSource), users)
+	}
+	// The first facts too: every output was pending until then.
+	in.factsSource.OnReady(publishFacts)
+	in.factsSource.OnChange(func() {
+		publishFacts()
 		select {
 		case in.refresh <- struct{}{}:
 		default: // one pending signal re-syncs everything already
 		}
 	})
 	return nil
+}
+
+// noFacts is the facts part of watch positions while there are none yet
+// (every output is pending): a real version has 12 hex digits.
+const noFacts = "0"
+
+// factsVersion is the facts part of watch positions.
+func factsVersion(s *facts.Source) string {
+	if f := s.Current(); f != nil {
+		return f.Version()
+	}
+	return noFacts
 }
 
 // tokenChanges are the changes of the token informer: the MD whose tokens

@@ -151,12 +151,7 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	// Every informer the API renders from is a stream of the feed, which
 	// gives the API's resourceVersions: see pkg/changefeed.
-	feed := changefeed.New(cfg.WatchHistory, func() string {
-		if f := factsSource.Current(); f != nil {
-			return f.Version()
-		}
-		return ""
-	})
+	feed := changefeed.New(cfg.WatchHistory, func() string { return factsVersion(factsSource) })
 	streams := newStreams(feed)
 	mdInformer := machinecontroller.NewInformer(streams.machineDeployments.Wrap(cl.MachineDeployments), cfg.ProfileNamespace)
 	mds := machinecontroller.NewLister(mdInformer.GetIndexer())

@@ -75,12 +75,13 @@ func (s *Stream) processed(obj any, deleted bool, b *Batch) {
 	f := s.feed
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	published := rev
 	if !revKnown {
 		// A deletion a list found: it happened before the list's revision.
-		rev = s.since
+		published = s.since
 	}
 	for i := range b.events {
-		b.events[i].Stream, b.events[i].Rev = s.index, rev
+		b.events[i].Stream, b.events[i].Rev = s.index, published
 	}
 	f.publishLocked(b.events)
 	s.observedLocked(key, rev, deleted, revKnown)

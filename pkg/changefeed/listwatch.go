@@ -73,7 +73,8 @@ func (l *listWatch) ListWithContext(ctx context.Context, options metav1.ListOpti
 		l.pages = make(map[string]uint64, len(items))
 	}
 	for _, item := range items {
-		if key, rev, ok := keyAndRevision(item); ok {
+		// As the handler records it: an unreadable revision is 0.
+		if key, rev, _ := keyAndRevision(item); key != "" {
 			l.pages[key] = rev
 		}
 	}
@@ -167,10 +168,9 @@ func (w *observedWatch) note(ev watch.Event) {
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 		switch {
-		case !ok:
-		case w.initial != nil:
+		case w.initial != nil && key != "":
 			w.initial[key] = rev
-		default:
+		case ok && w.initial == nil:
 			w.stream.watched(rev)
 		}
 	case watch.Bookmark:

@@ -7,9 +7,13 @@ import (
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
 
 func TestPositionString(t *testing.T) {
@@ -235,3 +239,32 @@ func TestIndependentRevisionSpaces(t *testing.T) {
 		t.Fatalf("a worker revision only the management cluster reached: %v, want too large", err)
 	}
 }
+
+// Objects without a readable resourceVersion (fake clientsets in tests)
+// still complete a list.
+func TestUnreadableRevisions(t *testing.T) {
+	f := New(10, nil)
+	s := f.AddStream("machinedeployments")
+	md := *machinecontrollertest.MD("ns", "a", "osp", nil)
+	md.ResourceVersion = ""
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &clusterv1alpha1.MachineDeploymentList{Items: []clusterv1alpha1.MachineDeployment{md}}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}
+	informer := machinecontroller.NewInformer(s.Wrap(unsupportedWatchList{lw}), "kube-system")
+	if _, err := informer.AddEventHandler(s.Handler(MachineDeployments())); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go informer.RunWithContext(ctx)
+	if _, err := f.Position(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type unsupportedWatchList struct{ *cache.ListWatch }
+
+func (unsupportedWatchList) IsWatchListSemanticsUnSupported() bool { return true }

@@ -2,9 +2,11 @@ package changefeed
 
 import (
 	"maps"
+	"strconv"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -14,19 +16,115 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// MachineDeploymentHandler publishes MD adds, deletes and the updates that can
-// change the rendered output or the object's labels. Only MDs that name a
-// profile have an output: gaining the annotation is an add, losing it a delete.
-// Status-only updates (replica counts, which machine-controller writes often)
-// are not changes.
-func (f *Feed) MachineDeploymentHandler() cache.ResourceEventHandler {
+// Batch collects the events of one notification of a stream's informer.
+type Batch struct {
+	events []Event
+}
+
+// Add adds an event of md.
+func (b *Batch) Add(typ watch.EventType, md *clusterv1alpha1.MachineDeployment) {
+	b.events = append(b.events, Event{Type: typ, MD: md})
+}
+
+// Update adds the update of an MD from old to md.
+func (b *Batch) Update(old, md *clusterv1alpha1.MachineDeployment) {
+	b.events = append(b.events, Event{Type: watch.Modified, MD: md, Old: old})
+}
+
+// Changes says what one notification of an informer changes: a nil function
+// changes nothing. old and obj are the informer's (read-only); a deleted obj
+// may be a cache.DeletedFinalStateUnknown.
+type Changes struct {
+	Add    func(b *Batch, obj any)
+	Update func(b *Batch, old, obj any)
+	Delete func(b *Batch, obj any)
+}
+
+// Handler returns the event handler of the stream's informer: it publishes
+// what c makes of each notification, with the notification's revision, then
+// records the notification as processed, in one step, so that the stream's
+// position never passes a change before its events are published.
+func (s *Stream) Handler(c Changes) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
+			var b Batch
+			if c.Add != nil {
+				c.Add(&b, obj)
+			}
+			s.processed(obj, false, &b)
+		},
+		UpdateFunc: func(old, obj any) {
+			var b Batch
+			if c.Update != nil {
+				c.Update(&b, old, obj)
+			}
+			s.processed(obj, false, &b)
+		},
+		DeleteFunc: func(obj any) {
+			var b Batch
+			if c.Delete != nil {
+				c.Delete(&b, obj)
+			}
+			s.processed(obj, true, &b)
+		},
+	}
+}
+
+func (s *Stream) processed(obj any, deleted bool, b *Batch) {
+	key, rev, revKnown := keyAndRevision(obj)
+	f := s.feed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	published := rev
+	if !revKnown {
+		// A deletion a list found: it happened before the list's revision.
+		published = s.since
+	}
+	for i := range b.events {
+		b.events[i].Stream, b.events[i].Rev = s.index, published
+	}
+	f.publishLocked(b.events)
+	s.observedLocked(key, rev, deleted, revKnown)
+}
+
+// keyAndRevision returns the informer key of obj and its resourceVersion;
+// revKnown is false for a cache.DeletedFinalStateUnknown.
+func keyAndRevision(obj any) (key string, rev uint64, revKnown bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Key, 0, false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", 0, false
+	}
+	key = m.GetName()
+	if ns := m.GetNamespace(); ns != "" {
+		key = ns + "/" + key
+	}
+	rev, err = strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	return key, rev, err == nil
+}
+
+func tombstone(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
+	}
+	return obj
+}
+
+// MachineDeployments are the changes of the MD informer: adds, deletes and the
+// updates that can change the rendered output or the object's labels. Only
+// MDs that name a profile have an output: gaining the annotation is an add,
+// losing it a delete. Status-only updates (replica counts, which
+// machine-controller writes often) are not changes.
+func MachineDeployments() Changes {
+	return Changes{
+		Add: func(b *Batch, obj any) {
 			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok && machinecontroller.HasProfile(md) {
-				f.Publish(watch.Added, md)
+				b.Add(watch.Added, md)
 			}
 		},
-		UpdateFunc: func(oldObj, newObj any) {
+		Update: func(b *Batch, oldObj, newObj any) {
 			old, ok1 := oldObj.(*clusterv1alpha1.MachineDeployment)
 			md, ok2 := newObj.(*clusterv1alpha1.MachineDeployment)
 			if !ok1 || !ok2 {
@@ -34,19 +132,16 @@ func (f *Feed) MachineDeploymentHandler() cache.ResourceEventHandler {
 			}
 			switch had, has := machinecontroller.HasProfile(old), machinecontroller.HasProfile(md); {
 			case had && !has:
-				f.Publish(watch.Deleted, old)
+				b.Add(watch.Deleted, old)
 			case !had && has:
-				f.Publish(watch.Added, md)
+				b.Add(watch.Added, md)
 			case has && outputMayDiffer(old, md):
-				f.PublishUpdate(old, md)
+				b.Update(old, md)
 			}
 		},
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok && machinecontroller.HasProfile(md) {
-				f.Publish(watch.Deleted, md)
+		Delete: func(b *Batch, obj any) {
+			if md, ok := tombstone(obj).(*clusterv1alpha1.MachineDeployment); ok && machinecontroller.HasProfile(md) {
+				b.Add(watch.Deleted, md)
 			}
 		},
 	}
@@ -59,14 +154,11 @@ func outputMayDiffer(old, md *clusterv1alpha1.MachineDeployment) bool {
 		!equality.Semantic.DeepEqual(old.Spec, md.Spec)
 }
 
-// ProfileHandler publishes a Modified event for every MD that uses a profile when
-// the profile is added, changed or deleted.
-func (f *Feed) ProfileHandler(mds machinecontroller.Lister) cache.ResourceEventHandler {
-	touch := func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		osp, ok := obj.(*ospv1alpha1.OperatingSystemProfile)
+// Profiles are the changes of the OSP informer: a Modified event for every MD
+// that uses a profile when the profile is added, changed or deleted.
+func Profiles(mds machinecontroller.Lister) Changes {
+	touch := func(b *Batch, obj any) {
+		osp, ok := tombstone(obj).(*ospv1alpha1.OperatingSystemProfile)
 		if !ok {
 			return
 		}
@@ -76,48 +168,31 @@ func (f *Feed) ProfileHandler(mds machinecontroller.Lister) cache.ResourceEventH
 			return
 		}
 		for _, md := range users {
-			f.Publish(watch.Modified, md)
+			b.Add(watch.Modified, md)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: touch,
-		UpdateFunc: func(oldObj, newObj any) {
+	return Changes{
+		Add: touch,
+		Update: func(b *Batch, oldObj, newObj any) {
 			old, ok1 := oldObj.(*ospv1alpha1.OperatingSystemProfile)
 			osp, ok2 := newObj.(*ospv1alpha1.OperatingSystemProfile)
 			// Resyncs deliver the same object again: not a change.
 			if ok1 && ok2 && old.ResourceVersion == osp.ResourceVersion {
 				return
 			}
-			touch(newObj)
+			touch(b, newObj)
 		},
-		DeleteFunc: touch,
+		Delete: touch,
 	}
 }
 
-// TouchAll publishes a Modified event for every MD, for inputs shared by all of
-// them (cluster CA, server URL, shared tokens).
-func (f *Feed) TouchAll(mds machinecontroller.Lister) error {
-	all, err := mds.List("", labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, md := range all {
-		if machinecontroller.HasProfile(md) {
-			f.Publish(watch.Modified, md)
-		}
-	}
-	return nil
-}
-
-// MachineSetHandler publishes a Modified event for the MD that controls a
-// MachineSet when the MachineSet is added, changed or deleted: it holds the
-// template of one of the MD's revisions.
-func (f *Feed) MachineSetHandler(mds machinecontroller.Lister) cache.ResourceEventHandler {
-	touch := func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		ms, ok := obj.(*clusterv1alpha1.MachineSet)
+// MachineSets are the changes of the MachineSet informer: a Modified event for
+// the MD that controls a MachineSet when the MachineSet is added, deleted, or
+// changes its revision or template (it holds the template of one of the MD's
+// revisions).
+func MachineSets(mds machinecontroller.Lister) Changes {
+	touch := func(b *Batch, obj any) {
+		ms, ok := tombstone(obj).(*clusterv1alpha1.MachineSet)
 		if !ok {
 			return
 		}
@@ -126,21 +201,36 @@ func (f *Feed) MachineSetHandler(mds machinecontroller.Lister) cache.ResourceEve
 			return
 		}
 		if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
-			f.Publish(watch.Modified, md)
+			b.Add(watch.Modified, md)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: touch,
-		UpdateFunc: func(oldObj, newObj any) {
+	return Changes{
+		Add: touch,
+		Update: func(b *Batch, oldObj, newObj any) {
 			old, ok1 := oldObj.(*clusterv1alpha1.MachineSet)
 			ms, ok2 := newObj.(*clusterv1alpha1.MachineSet)
-			// Only a revision or template change can change an output.
 			if ok1 && ok2 && old.Annotations[machinecontroller.AnnotationMDRevision] == ms.Annotations[machinecontroller.AnnotationMDRevision] &&
 				equality.Semantic.DeepEqual(old.Spec.Template.Spec, ms.Spec.Template.Spec) {
 				return
 			}
-			touch(newObj)
+			touch(b, newObj)
 		},
-		DeleteFunc: touch,
+		Delete: touch,
 	}
+}
+
+// ProfileUsers lists every MD with a rendered output, for changes every
+// output depends on (the cluster facts).
+func ProfileUsers(mds machinecontroller.Lister) ([]*clusterv1alpha1.MachineDeployment, error) {
+	all, err := mds.List("", labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, md := range all {
+		if machinecontroller.HasProfile(md) {
+			out = append(out, md)
+		}
+	}
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -26,7 +27,9 @@ type Facts struct {
 	// Node are the node options, registry credentials included.
 	Node render.NodeOptions
 
-	hash string
+	hash, version string
+	// credentialsVersion is the resourceVersion of the registry credentials' Secret.
+	credentialsVersion string
 }
 
 // New returns the facts of cluster (its tokens dropped) and node.
@@ -42,10 +45,50 @@ func New(cluster render.ClusterInfo, node render.NodeOptions) (*Facts, error) {
 	}
 	sum := sha256.Sum256(data)
 	f.hash = hex.EncodeToString(sum[:12])
+	public := node
+	public.RegistryCredentials = nil
+	public.HTTPProxy = withoutUserInfo(node.HTTPProxy)
+	if data, err = json.Marshal(struct {
+		Cluster render.ClusterInfo
+		Node    render.NodeOptions
+	}{f.Cluster, public}); err != nil {
+		return nil, fmt.Errorf("failed to hash the cluster facts and node options: %w", err)
+	}
+	sum = sha256.Sum256(data)
+	f.version = hex.EncodeToString(sum[:6])
 	return f, nil
+}
+
+// withCredentialsVersion adds to f's version the resourceVersion of the
+// Secret its registry credentials came from.
+func (f *Facts) withCredentialsVersion(resourceVersion string) {
+	sum := sha256.Sum256([]byte(f.version + "/" + resourceVersion))
+	f.version, f.credentialsVersion = hex.EncodeToString(sum[:6]), resourceVersion
+}
+
+// withoutUserInfo returns a proxy URL without its credentials.
+func withoutUserInfo(proxy string) string {
+	if u, err := url.Parse(proxy); err == nil && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	return proxy
 }
 
 // Hash identifies the facts; equal facts have equal hashes.
 func (f *Facts) Hash() string {
 	return f.hash
+}
+
+// Version identifies the facts without revealing a secret: it is part of
+// the API's resourceVersions, which every reader of an OperatingSystemConfig
+// sees, and a hash of a credential would let one test guesses of it. It
+// hashes the facts without credentials (registry logins, the proxy's user
+// information) and the resourceVersion of the Secret the registry logins
+// came from: equal on every replica with the same flags and cluster, and
+// changed by every change in the cluster. A proxy password changed by flags
+// alone does not change it; that takes a restart of each replica, which
+// starts its watch history again.
+func (f *Facts) Version() string {
+	return f.version
 }

@@ -48,6 +48,7 @@ type Source struct {
 	lastErr     atomic.Pointer[error]
 	mu          sync.Mutex // serializes refresh
 	onChange    []func()
+	onReady     []func()
 }
 
 // NewSource returns the Source of cfg. Facts fixed by the flags alone are
@@ -89,6 +90,13 @@ func NewSource(cfg Config) (*Source, error) {
 // first facts). Register before Start.
 func (s *Source) OnChange(f func()) {
 	s.onChange = append(s.onChange, f)
+}
+
+// OnReady registers f, called after the first facts computed from the
+// cluster (never when the flags fix them: they are there from the start).
+// Register before Start.
+func (s *Source) OnReady(f func()) {
+	s.onReady = append(s.onReady, f)
 }
 
 // Start runs the informers until ctx ends and computes the facts once they
@@ -163,12 +171,15 @@ func (s *Source) refresh() {
 	} else {
 		s.lastErr.Store(nil)
 	}
-	if f == nil || old != nil && f.Hash() == old.Hash() {
+	if f == nil || old != nil && f.Hash() == old.Hash() && f.Version() == old.Version() {
 		return
 	}
 	s.current.Store(f)
 	if old == nil {
 		klog.InfoS("Cluster facts and node options ready", "server", f.Cluster.ServerURL)
+		for _, fn := range s.onReady {
+			fn()
+		}
 		return
 	}
 	klog.InfoS("Cluster facts or node options changed, rendering every MachineDeployment again", "server", f.Cluster.ServerURL)
@@ -195,13 +206,15 @@ func (s *Source) compute(old *Facts) (*Facts, error) {
 			return nil, err
 		}
 	}
+	secretVersion := ""
 	if s.registry != nil {
-		creds, err := s.registryCredentials()
+		creds, rv, err := s.registryCredentials()
 		switch {
 		case err == nil:
-			node.RegistryCredentials = creds
+			node.RegistryCredentials, secretVersion = creds, rv
 		case old != nil:
 			node.RegistryCredentials = old.Node.RegistryCredentials
+			secretVersion = old.credentialsVersion
 			errs = append(errs, err)
 		default:
 			return nil, err
@@ -211,20 +224,23 @@ func (s *Source) compute(old *Facts) (*Facts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.registry != nil {
+		f.withCredentialsVersion(secretVersion)
+	}
 	return f, errors.Join(errs...)
 }
 
-func (s *Source) registryCredentials() (map[string]render.RegistryAuth, error) {
+func (s *Source) registryCredentials() (map[string]render.RegistryAuth, string, error) {
 	key := s.cfg.RegistrySecret.String()
 	secret, ok := stored[*corev1.Secret](s.registry, key)
 	if !ok {
-		return nil, fmt.Errorf("--node-registry-credentials-secret %s: not found", key)
+		return nil, "", fmt.Errorf("--node-registry-credentials-secret %s: not found", key)
 	}
 	creds, err := RegistryCredentialsFromSecret(secret)
 	if err != nil {
-		return nil, fmt.Errorf("--node-registry-credentials-secret %s: %w", key, err)
+		return nil, "", fmt.Errorf("--node-registry-credentials-secret %s: %w", key, err)
 	}
-	return creds, nil
+	return creds, secret.ResourceVersion, nil
 }
 
 // oneObject returns informers of the one object namespace/name: a field

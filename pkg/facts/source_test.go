@@ -190,3 +190,29 @@ func TestStaticFactsAndHash(t *testing.T) {
 		t.Error("no error without a server, a CA or a client")
 	}
 }
+
+// OnReady is told of the first facts read from the cluster, once: every
+// render was pending until then, and the API tells its watchers.
+func TestSourceOnReady(t *testing.T) {
+	client := fake.NewClientset(clusterInfoCM(withCA("Y2Etb25l")))
+	s, err := NewSource(Config{Client: client, Fallback: &rest.Config{Host: "https://127.0.0.1:6443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan *Facts, 10)
+	s.OnReady(func() { ready <- s.Current() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s.Start(ctx)
+	waitFor(t, "the first facts", func() bool { return len(ready) == 1 })
+	if f := <-ready; f == nil || f.Cluster.CACert != "ca-one" {
+		t.Fatalf("OnReady saw %+v", f)
+	}
+	if _, err := client.CoreV1().ConfigMaps(metav1.NamespacePublic).Update(ctx, clusterInfoCM(withCA("Y2EtdHdv")), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new CA", func() bool { return s.Current().Cluster.CACert == "ca-two" })
+	if len(ready) != 0 {
+		t.Error("OnReady was called for a change")
+	}
+}

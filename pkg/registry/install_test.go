@@ -8,7 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
@@ -16,11 +16,11 @@ import (
 )
 
 func TestBuild(t *testing.T) {
-	feed := changefeed.New(1)
+	feed := changefeedtest.New(1)
 	renderer := &registrytest.Resolver{}
 	info := registry.Build(
-		operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed),
-		provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed),
+		operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
+		provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
 	)
 	if info.PrioritizedVersions[0] != v1alpha1.SchemeGroupVersion {
 		t.Errorf("versions %v", info.PrioritizedVersions)

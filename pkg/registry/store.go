@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,6 +102,9 @@ func (s *Store) Categories() []string {
 // now is a 503 with Retry-After while its render is pending, a 500 with the
 // render error when it failed.
 func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	if err := s.Feed.WaitListed(ctx); err != nil {
+		return nil, FeedError(err)
+	}
 	namespace := genericapirequest.NamespaceValue(ctx)
 	mdName, ok := s.Objects.MachineDeployment(name)
 	if !ok {
@@ -116,7 +118,7 @@ func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (run
 	if err != nil {
 		return nil, fmt.Errorf("failed to get machinedeployment %s/%s: %w", namespace, mdName, err)
 	}
-	obj, err := s.Objects.Object(md, s.Resolver.Resolve(ctx, md), name, s.version(md))
+	obj, err := s.Objects.Object(md, s.Resolver.Resolve(ctx, md), name, s.Feed.Version())
 	switch {
 	case obj != nil:
 		return obj, nil
@@ -132,22 +134,27 @@ func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (run
 
 // List implements rest.Lister. Objects of MDs whose render failed or is
 // pending are listed if the resource has them (an OSC shows the error in its
-// status) and left out otherwise; they never fail the list.
+// status) and left out otherwise; they never fail the list. The list and its
+// objects carry the feed's position: a watch from it misses no change.
 func (s *Store) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	// Read the version before the MDs: a watch from it then misses no change.
-	version := s.Feed.Current()
-	objs, err := s.list(ctx, options)
+	// Read the position before the MDs: a watch from it then misses no change.
+	pos, err := ListPosition(ctx, s.Feed, options)
+	if err != nil {
+		return nil, err
+	}
+	rv := pos.String()
+	objs, err := s.list(ctx, options, rv)
 	if err != nil {
 		return nil, err
 	}
 	list := s.Objects.List(objs)
 	if m, err := meta.ListAccessor(list); err == nil {
-		m.SetResourceVersion(strconv.FormatUint(version, 10))
+		m.SetResourceVersion(rv)
 	}
 	return list, nil
 }
 
-func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptions) ([]runtime.Object, error) {
+func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptions, rv string) ([]runtime.Object, error) {
 	mds, err := ListMachineDeployments(ctx, s.MachineDeployments, options)
 	if err != nil {
 		return nil, err
@@ -163,7 +170,7 @@ func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptio
 			if out == nil {
 				out = s.Resolver.Resolve(ctx, md)
 			}
-			if obj, _ := s.Objects.Object(md, out, name, s.version(md)); obj != nil {
+			if obj, _ := s.Objects.Object(md, out, name, rv); obj != nil {
 				objs = append(objs, obj)
 			}
 		}
@@ -209,11 +216,6 @@ func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.Event
 		}
 	}
 	return events
-}
-
-// version returns the resourceVersion of the objects of md.
-func (s *Store) version(md *clusterv1alpha1.MachineDeployment) string {
-	return strconv.FormatUint(s.Feed.Version(md.Namespace, md.Name), 10)
 }
 
 // pendingRetryAfter is what a client is told to wait for a pending object:

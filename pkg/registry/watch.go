@@ -2,11 +2,9 @@ package registry
 
 import (
 	"context"
-	"errors"
-	"strconv"
 	"sync"
+	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +23,9 @@ import (
 type WatchSource struct {
 	Resource schema.GroupResource
 	Feed     *changefeed.Feed
-	// List returns the current objects for the initial events of a watch.
-	List func(ctx context.Context, options *metainternalversion.ListOptions) ([]runtime.Object, error)
+	// List returns the current objects for the initial events of a watch,
+	// of resourceVersion rv.
+	List func(ctx context.Context, options *metainternalversion.ListOptions, rv string) ([]runtime.Object, error)
 	// Events returns the events of one change of an MD, of type typ unless
 	// the resource says otherwise, with objects of resourceVersion rv (an MD
 	// has one OSC but two payloads).
@@ -35,39 +34,44 @@ type WatchSource struct {
 	New func() runtime.Object
 }
 
+// bookmarkInterval is how often a watch that allows bookmarks is told its
+// position when it has advanced without an event for it, as kube-apiserver
+// does about once a minute: a client that resumes later then need not
+// replay as much, or list again.
+const bookmarkInterval = 30 * time.Second
+
 // Watch serves a watch with kube-apiserver's resourceVersion semantics: "" and
-// "0" start with an ADDED event per existing object; a version from an earlier
-// list or event resumes after it, or fails with 410 Gone when the feed no longer
-// has it, which makes clients list again. sendInitialEvents with
-// allowWatchBookmarks (watch-list) ends the initial events with a bookmark.
+// "0" start with an ADDED event per existing object; a position from an
+// earlier list or event, on any replica, resumes after it, or fails with 410
+// Gone when this replica cannot prove it has every change since (which makes
+// clients list again), or with 504 when the cluster never issued it.
+// sendInitialEvents with allowWatchBookmarks (watch-list) ends the initial
+// events with a bookmark.
 func Watch(ctx context.Context, src WatchSource, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	if options == nil {
 		options = &metainternalversion.ListOptions{}
 	}
-	var from uint64
-	initial := options.ResourceVersion == "" || options.ResourceVersion == "0"
-	if !initial {
-		v, err := strconv.ParseUint(options.ResourceVersion, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest("invalid resourceVersion " + strconv.Quote(options.ResourceVersion))
-		}
-		from = v
-	}
+	rv := options.ResourceVersion
 	sendInitial := options.SendInitialEvents != nil && *options.SendInitialEvents
-	if sendInitial {
-		initial = true
+	initial := rv == "" || rv == "0" || sendInitial
+	var from changefeed.Position
+	var err error
+	if initial {
+		// Initial events are the current state, not older than rv.
+		from, err = ListPosition(ctx, src.Feed, &metainternalversion.ListOptions{ResourceVersion: rv})
+	} else {
+		from, err = changefeed.Parse(rv)
 	}
-	sub, current, err := src.Feed.Subscribe(from)
 	if err != nil {
-		var tooOld *changefeed.TooOldError
-		if errors.As(err, &tooOld) {
-			return nil, apierrors.NewResourceExpired(err.Error())
-		}
-		return nil, err
+		return nil, FeedError(err)
+	}
+	sub, err := src.Feed.Subscribe(ctx, from)
+	if err != nil {
+		return nil, FeedError(err)
 	}
 	var start []watch.Event
 	if initial {
-		objs, err := src.List(ctx, options)
+		objs, err := src.List(ctx, options, from.String())
 		if err != nil {
 			sub.Close()
 			return nil, err
@@ -80,17 +84,15 @@ func Watch(ctx context.Context, src WatchSource, options *metainternalversion.Li
 		// without bookmarks: only a client that allows bookmarks gets the
 		// end-of-initial-events one.
 		if sendInitial && options.AllowWatchBookmarks {
-			bookmark := src.New()
-			if m, err := meta.Accessor(bookmark); err == nil {
-				m.SetResourceVersion(strconv.FormatUint(current, 10))
-				m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-			}
-			start = append(start, watch.Event{Type: watch.Bookmark, Object: bookmark})
+			start = append(start, src.bookmark(from.String(), true))
 		}
 	}
 	w := &feedWatcher{
 		src:       src,
 		sub:       sub,
+		pos:       sub.From.Clone(),
+		sent:      from.String(),
+		bookmarks: options.AllowWatchBookmarks,
 		namespace: genericapirequest.NamespaceValue(ctx),
 		labels:    LabelSelector(options),
 		fields:    FieldSelector(options),
@@ -101,9 +103,28 @@ func Watch(ctx context.Context, src WatchSource, options *metainternalversion.Li
 	return w, nil
 }
 
+// bookmark returns a bookmark at rv; initialEnd marks the end of the initial
+// events of a watch-list.
+func (src WatchSource) bookmark(rv string, initialEnd bool) watch.Event {
+	obj := src.New()
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(rv)
+		if initialEnd {
+			m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
+	}
+	return watch.Event{Type: watch.Bookmark, Object: obj}
+}
+
 type feedWatcher struct {
-	src       WatchSource
-	sub       *changefeed.Subscription
+	src WatchSource
+	sub *changefeed.Subscription
+	// pos is the position of the client after the events sent so far (and
+	// those it was not sent because they are not of its objects); sent is
+	// the resourceVersion the client last received.
+	pos       changefeed.Position
+	sent      string
+	bookmarks bool
 	namespace string
 	labels    labels.Selector
 	fields    fields.Selector
@@ -136,11 +157,24 @@ func (w *feedWatcher) run(ctx context.Context, start []watch.Event) {
 		}
 	}
 	w.sub.Replay = nil
+	var tick <-chan time.Time
+	if w.bookmarks {
+		t := time.NewTicker(bookmarkInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case ev, ok := <-w.sub.C():
 			if !ok || !w.deliver(ctx, ev) {
 				return
+			}
+		case <-tick:
+			if rv := w.pos.String(); rv != w.sent {
+				if !w.send(ctx, w.src.bookmark(rv, false)) {
+					return
+				}
+				w.sent = rv
 			}
 		case <-w.stop:
 			return
@@ -150,7 +184,18 @@ func (w *feedWatcher) run(ctx context.Context, start []watch.Event) {
 	}
 }
 
+// deliver sends the events of ev the client has not seen and that are of
+// its objects, with the client's position after ev.
 func (w *feedWatcher) deliver(ctx context.Context, ev changefeed.Event) bool {
+	// A change before the watch's start (a list already had it) is not new
+	// to the client; it still advances nothing.
+	if !ev.Progress && !w.sub.From.New(ev) {
+		return true
+	}
+	w.pos.Advance(ev)
+	if ev.Progress {
+		return true
+	}
 	md := ev.MD
 	if w.namespace != "" && md.Namespace != w.namespace {
 		return true
@@ -170,7 +215,8 @@ func (w *feedWatcher) deliver(ctx context.Context, ev changefeed.Event) bool {
 	if !matches {
 		return true
 	}
-	for _, out := range w.src.Events(ctx, ev, typ, strconv.FormatUint(ev.Seq, 10)) {
+	rv := w.pos.String()
+	for _, out := range w.src.Events(ctx, ev, typ, rv) {
 		if m, err := meta.Accessor(out.Object); err == nil && w.fields != nil &&
 			!w.fields.Matches(fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}) {
 			continue
@@ -178,6 +224,7 @@ func (w *feedWatcher) deliver(ctx context.Context, ev changefeed.Event) bool {
 		if !w.send(ctx, out) {
 			return false
 		}
+		w.sent = rv
 	}
 	return true
 }

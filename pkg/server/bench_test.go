@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
@@ -78,7 +78,7 @@ func (s staticFacts) Current() *facts.Facts { return s.f }
 // render cache and renderer, without HTTP.
 func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 	mdInformer := machinecontroller.NewInformer(nil, "kube-system")
-	feed := changefeed.New(0)
+	feed := changefeedtest.New(0)
 	for _, md := range benchMDs(n) {
 		if err := mdInformer.GetIndexer().Add(md); err != nil {
 			b.Fatal(err)
@@ -104,7 +104,7 @@ func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 		Claims: &machinecontroller.Claims{MachineDeployments: mds,
 			Secrets: corev1listers.NewSecretLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))},
 	})
-	r := operatingsystemconfig.NewREST(mds, resolver, feed)
+	r := operatingsystemconfig.NewREST(mds, resolver, feed.Feed)
 	// Check the benchmark measures successful renders, not cached errors.
 	obj, err := r.Get(genericapirequest.WithNamespace(context.Background(), "kube-system"), "md-0000", &metav1.GetOptions{})
 	if err != nil {

@@ -7,16 +7,36 @@ import (
 
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 )
 
-// readiness reports ready once every informer the API reads has synced and
-// the cluster facts are known: before that a LIST would answer from an empty
-// cache, as if there were no MDs, and every payload would be pending.
+// readiness reports ready once every informer the API reads has synced, the
+// cluster facts are known and the change feed has a position: before that a
+// LIST would answer from an empty cache, as if there were no MDs, every
+// payload would be pending, and a watch could not start.
 type readiness struct {
 	informers map[string]cache.InformerSynced
 	facts     interface {
 		HasSynced() bool
 		Err() error
+	}
+	feed interface{ HasSynced() bool }
+}
+
+// readiness returns the readiness of the API: of every informer and fact
+// its outputs are rendered from, which are also the feed's streams.
+func (in apiInputs) readiness(feed *changefeed.Feed) *readiness {
+	return &readiness{
+		informers: map[string]cache.InformerSynced{
+			"machinedeployments":      in.machineDeployments.HasSynced,
+			"machinesets":             in.machineSets.HasSynced,
+			"operatingsystemprofiles": in.profiles.HasSynced,
+			"tokens":                  in.tokens.HasSynced,
+			"payload-secrets":         in.payloads.HasSynced,
+		},
+		facts: in.factsSource,
+		feed:  feed,
 	}
 }
 
@@ -43,6 +63,9 @@ func (r *readiness) Check(_ *http.Request) error {
 			return fmt.Errorf("no cluster facts yet: %w", err)
 		}
 		return fmt.Errorf("no cluster facts yet")
+	}
+	if !r.feed.HasSynced() {
+		return fmt.Errorf("watch positions not known yet")
 	}
 	return nil
 }

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"time"
 
-	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	"k8s.io/apimachinery/pkg/watch"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -24,7 +22,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
-	ospinformers "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions"
+	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
@@ -147,24 +145,23 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, err
 	}
 
-	mdInformer := machinecontroller.NewInformer(cl.MachineDeployments, cfg.ProfileNamespace)
-	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
-	msInformer := machinecontroller.NewMachineSetInformer(cl.MachineSets)
-	ospFactory := ospinformers.NewSharedInformerFactory(cl.Profiles, 0)
-	osps := ospFactory.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles()
-	if err := osps.Informer().SetTransform(machinecontroller.StripManagedFields); err != nil {
-		return nil, err
-	}
-	tokenInformer := tokens.NewInformer(cl.Worker)
-	payloadInformer := syncer.NewPayloadInformer(cl.Worker)
 	factsSource, err := facts.NewSource(cfg.Facts)
 	if err != nil {
 		return nil, err
 	}
-	feed := changefeed.New(cfg.WatchHistory)
+	// Every informer the API renders from is a stream of the feed, which
+	// gives the API's resourceVersions: see pkg/changefeed.
+	feed := changefeed.New(cfg.WatchHistory, func() string { return factsVersion(factsSource) })
+	streams := newStreams(feed)
+	mdInformer := machinecontroller.NewInformer(streams.machineDeployments.Wrap(cl.MachineDeployments), cfg.ProfileNamespace)
+	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
+	msInformer := machinecontroller.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
+	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
+	tokenInformer := tokens.NewInformer(cl.Worker, streams.tokens.Wrap)
+	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace: cfg.ProfileNamespace,
-		Profiles:         osps.Lister(),
+		Profiles:         osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
 		Facts:            factsSource,
 		Tokens:           tokens.NewSource(tokenInformer),
 		Claims:           &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
@@ -175,10 +172,12 @@ func (c completedConfig) New() (*Server, error) {
 	// Every input of an output publishes its change to API watchers; the
 	// syncer has handlers of its own.
 	refresh := make(chan struct{}, 1)
-	if err := publishChanges(feed, mds, resolver, mdInformer, msInformer, osps.Informer(), tokenInformer, factsSource, refresh); err != nil {
-		return nil, err
+	inputs := apiInputs{
+		streams: streams, mds: mds, resolver: resolver, factsSource: factsSource, refresh: refresh,
+		machineDeployments: mdInformer, machineSets: msInformer, profiles: ospInformer, tokens: tokenInformer,
+		payloads: payloadInformer.Informer(),
 	}
-	if err := publishClaimChanges(feed, mds, mdInformer, payloadInformer.Informer()); err != nil {
+	if err := inputs.publishChanges(feed); err != nil {
 		return nil, err
 	}
 
@@ -189,16 +188,7 @@ func (c completedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
-	if err := generic.AddReadyzChecks(&readiness{
-		informers: map[string]cache.InformerSynced{
-			"machinedeployments":      mdInformer.HasSynced,
-			"machinesets":             msInformer.HasSynced,
-			"operatingsystemprofiles": osps.Informer().HasSynced,
-			"tokens":                  tokenInformer.HasSynced,
-			"payload-secrets":         payloadInformer.HasSynced, // their owners decide conflicts
-		},
-		facts: factsSource,
-	}); err != nil {
+	if err := generic.AddReadyzChecks(inputs.readiness(feed)); err != nil {
 		return nil, err
 	}
 
@@ -206,7 +196,7 @@ func (c completedConfig) New() (*Server, error) {
 		Client:             cl.Worker,
 		MachineDeployments: mdInformer,
 		MachineSets:        msInformer,
-		Profiles:           osps.Informer(),
+		Profiles:           ospInformer,
 		Tokens:             tokenInformer,
 		Payloads:           payloadInformer,
 		Resolver:           resolver,
@@ -226,7 +216,7 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
 		ctx := hook.Context
-		ospFactory.Start(ctx.Done())
+		go ospInformer.RunWithContext(ctx)
 		go mdInformer.RunWithContext(ctx)
 		go msInformer.RunWithContext(ctx)
 		tokenInformer.Start(ctx.Done())
@@ -242,51 +232,6 @@ func (c completedConfig) New() (*Server, error) {
 		return nil
 	})
 	return &Server{generic: generic}, nil
-}
-
-// publishChanges tells API watchers of every change of an output's inputs:
-// MDs, their MachineSets, the profiles they name, their tokens and the shared
-// facts (which also re-sync every MD through refresh).
-func publishChanges(feed *changefeed.Feed, mds machinecontroller.Lister, resolver *resolve.Resolver,
-	mdInformer, msInformer, ospInformer cache.SharedIndexInformer, tokenInformer *tokens.Informer, factsSource *facts.Source, refresh chan struct{}) error {
-	if _, err := mdInformer.AddEventHandler(feed.MachineDeploymentHandler()); err != nil {
-		return err
-	}
-	if _, err := mdInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok {
-				resolver.Forget(md.UID)
-			}
-		},
-	}); err != nil {
-		return err
-	}
-	if _, err := ospInformer.AddEventHandler(feed.ProfileHandler(mds)); err != nil {
-		return err
-	}
-	if _, err := msInformer.AddEventHandler(feed.MachineSetHandler(mds)); err != nil {
-		return err
-	}
-	if err := tokenInformer.OnValueChange(func(ref machinecontroller.Ref) {
-		if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
-			feed.Publish(watch.Modified, md)
-		}
-	}); err != nil {
-		return err
-	}
-	factsSource.OnChange(func() {
-		if err := feed.TouchAll(mds); err != nil {
-			klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
-		}
-		select {
-		case refresh <- struct{}{}:
-		default: // one pending signal re-syncs everything already
-		}
-	})
-	return nil
 }
 
 // Run serves until ctx ends.

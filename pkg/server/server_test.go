@@ -47,9 +47,26 @@ type listWatch struct{ *cache.ListWatch }
 func (listWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // startServer runs osm-apiserver on 127.0.0.1 with fake clusters behind it,
-// its syncer included, and returns a client authenticated as the loopback
-// (privileged) user.
+// its syncer included, waits until it is ready, and returns a client
+// authenticated as the loopback (privileged) user.
 func startServer(t testing.TB, renderer func(render.Input) (*render.Result, error), mds ...*clusterv1alpha1.MachineDeployment) (*rest.Config, *watch.FakeWatcher) {
+	t.Helper()
+	client, mdWatch := runServer(t, renderer, nil, mds...)
+	var lastErr error
+	readyz := func(ctx context.Context) (bool, error) {
+		var body []byte
+		body, lastErr = discovery.NewDiscoveryClientForConfigOrDie(client).RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return lastErr == nil && string(body) == "ok", nil
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, readyz); err != nil {
+		t.Fatalf("server not ready: %v", lastErr)
+	}
+	return client, mdWatch
+}
+
+// runServer runs osm-apiserver as startServer does, without waiting; mutate,
+// if not nil, changes its configuration first.
+func runServer(t testing.TB, renderer func(render.Input) (*render.Result, error), mutate func(*Config), mds ...*clusterv1alpha1.MachineDeployment) (*rest.Config, *watch.FakeWatcher) {
 	t.Helper()
 	secure := genericoptions.NewSecureServingOptions().WithLoopback()
 	secure.BindAddress = net.ParseIP("127.0.0.1")
@@ -100,6 +117,9 @@ func startServer(t testing.TB, renderer func(render.Input) (*render.Result, erro
 		Facts:  facts.Config{Cluster: render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: "ca"}},
 		Render: renderer,
 	}
+	if mutate != nil {
+		mutate(cfg)
+	}
 	server, err := cfg.Complete().New()
 	if err != nil {
 		t.Fatal(err)
@@ -115,15 +135,6 @@ func startServer(t testing.TB, renderer func(render.Input) (*render.Result, erro
 	})
 	client := rest.CopyConfig(generic.LoopbackClientConfig)
 	client.Timeout = 10 * time.Second
-	var lastErr error
-	readyz := func(ctx context.Context) (bool, error) {
-		var body []byte
-		body, lastErr = discovery.NewDiscoveryClientForConfigOrDie(client).RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return lastErr == nil && string(body) == "ok", nil
-	}
-	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, readyz); err != nil {
-		t.Fatalf("server not ready: %v", lastErr)
-	}
 	return client, mdWatch
 }
 

@@ -1,12 +1,14 @@
 package syncer
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -20,25 +22,37 @@ import (
 // replica reads their owner labels to tell which MD has the Secret names
 // several MDs share (machinecontroller.Claims).
 type PayloadInformer struct {
-	factory  informers.SharedInformerFactory
 	informer cache.SharedIndexInformer
 }
 
 // NewPayloadInformer returns the informer of our Secrets in cloud-init-settings
-// of the cluster of client.
-func NewPayloadInformer(client kubernetes.Interface) *PayloadInformer {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(machinecontroller.CloudInitSettingsNamespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = machinecontroller.ManagedSelector().String() }))
-	i := factory.Core().V1().Secrets().Informer()
+// of the cluster of client; wrap, if given, wraps its list-watch (the API
+// makes it a stream of its change feed, for watch positions).
+func NewPayloadInformer(client kubernetes.Interface, wrap ...func(cache.ListerWatcher) cache.ListerWatcher) *PayloadInformer {
+	selector := machinecontroller.ManagedSelector().String()
+	secrets := client.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace)
+	var lw cache.ListerWatcher = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return secrets.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return secrets.Watch(ctx, o)
+		},
+	}, client)
+	for _, w := range wrap {
+		lw = w(lw)
+	}
+	i := cache.NewSharedIndexInformer(lw, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	// Setting a transform on an informer that has not started cannot fail.
 	_ = i.SetTransform(digestPayload)
-	return &PayloadInformer{factory: factory, informer: i}
+	return &PayloadInformer{informer: i}
 }
 
 // Start runs the informer until stop closes.
 func (p *PayloadInformer) Start(stop <-chan struct{}) {
-	p.factory.Start(stop)
+	go p.informer.Run(stop)
 }
 
 // HasSynced says whether the informer has listed once.

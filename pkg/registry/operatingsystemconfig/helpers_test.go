@@ -2,7 +2,6 @@ package operatingsystemconfig
 
 import (
 	"slices"
-	"strconv"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,8 +18,4 @@ func mustParse(t *testing.T, s string) map[string]string {
 
 func equal(a, b []string) bool {
 	return slices.Equal(a, b)
-}
-
-func itoa(v uint64) string {
-	return strconv.FormatUint(v, 10)
 }

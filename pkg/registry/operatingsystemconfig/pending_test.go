@@ -11,7 +11,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
@@ -20,7 +20,7 @@ func TestPendingIsNotAnError(t *testing.T) {
 	mds := machinecontrollertest.Lister{machinecontrollertest.MD("a", "new", "osp-ubuntu", nil)}
 	// Wrapped as the resolver wraps credential errors.
 	renderer := &registrytest.Resolver{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
-	r := NewREST(mds, renderer, changefeed.New(10))
+	r := NewREST(mds, renderer, changefeedtest.New(10).Feed)
 	obj, err := r.Get(genericapirequest.WithNamespace(context.Background(), "a"), "new", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

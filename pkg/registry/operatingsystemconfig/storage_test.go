@@ -15,20 +15,20 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
-func newTestREST() (*REST, *changefeed.Feed) {
+func newTestREST() (*REST, *changefeedtest.Feed) {
 	mds := machinecontrollertest.Lister{
 		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"}),
 		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
 		machinecontrollertest.MD("a", "plain", "", nil),
 		machinecontrollertest.MD("b", "flatcar", "osp-flatcar", map[string]string{"pool": "y"}),
 	}
-	feed := changefeed.New(10)
+	feed := changefeedtest.New(10)
 	renderer := &registrytest.Resolver{Errors: map[string]error{"broken": registrytest.ErrBroken}}
-	return NewREST(mds, renderer, feed), feed
+	return NewREST(mds, renderer, feed.Feed), feed
 }
 
 func TestGet(t *testing.T) {
@@ -170,33 +170,44 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("initial event %s %v, want ADDED %s", ev.Type, ev.Object.(*osm.OperatingSystemConfig).Name, want)
 		}
 	}
-	feed.Publish(watch.Modified, machinecontrollertest.MD("b", "flatcar", "osp-flatcar", nil)) // other namespace
-	seq := feed.Publish(watch.Modified, mds[0])
+	before := feed.Publish(watch.Modified, machinecontrollertest.MD("b", "flatcar", "osp-flatcar", nil)) // other namespace
+	pos := feed.Publish(watch.Modified, mds[0])
 	ev := <-w.ResultChan()
 	osc := ev.Object.(*osm.OperatingSystemConfig)
-	if ev.Type != watch.Modified || osc.Name != "ubuntu" || osc.ResourceVersion != itoa(seq) {
-		t.Fatalf("got %s %s rv %s, want MODIFIED ubuntu rv %d", ev.Type, osc.Name, osc.ResourceVersion, seq)
+	if ev.Type != watch.Modified || osc.Name != "ubuntu" || osc.ResourceVersion != pos.String() {
+		t.Fatalf("got %s %s rv %s, want MODIFIED ubuntu rv %s", ev.Type, osc.Name, osc.ResourceVersion, pos)
 	}
 
 	// Resuming from a version replays what came after it.
-	w2, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: itoa(seq - 1)})
+	w2, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: before.String()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
-	if ev := <-w2.ResultChan(); ev.Type != watch.Modified || ev.Object.(*osm.OperatingSystemConfig).ResourceVersion != itoa(seq) {
+	if ev := <-w2.ResultChan(); ev.Type != watch.Modified || ev.Object.(*osm.OperatingSystemConfig).ResourceVersion != pos.String() {
 		t.Fatalf("resumed watch got %s %v", ev.Type, ev.Object)
 	}
 
-	// A version the feed no longer keeps is 410 Gone.
+	// A version the feed no longer keeps is 410 Gone, as is one of an
+	// earlier osm-apiserver (a plain number).
 	for range 20 {
 		feed.Publish(watch.Modified, mds[0])
 	}
-	if _, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: "1"}); !errors.IsResourceExpired(err) {
-		t.Fatalf("want 410 Gone, got %v", err)
+	for _, rv := range []string{before.String(), "588"} {
+		if _, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: rv}); !errors.IsResourceExpired(err) {
+			t.Fatalf("%s: want 410 Gone, got %v", rv, err)
+		}
 	}
 	if _, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: "x"}); !errors.IsBadRequest(err) {
 		t.Fatalf("want 400, got %v", err)
+	}
+	// A version the cluster has not issued is refused as kube-apiserver
+	// refuses it: 504 "Too large resource version", and the client lists.
+	future := feed.Position()
+	future.Revs[0] += 1000
+	_, err = r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: future.String()})
+	if !errors.IsTimeout(err) || !errors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		t.Fatalf("future version: want 504 Too large resource version, got %v", err)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestGetPending(t *testing.T) {
 	mds := machinecontrollertest.Lister{machinecontrollertest.MD("a", "new", "osp-ubuntu", nil)}
 	renderer := &registrytest.Resolver{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
-	r := NewREST(mds, renderer, changefeed.New(10))
+	r := NewREST(mds, renderer, changefeedtest.New(10).Feed)
 	_, err := r.Get(genericapirequest.WithNamespace(context.Background(), "a"), "new-bootstrap", &metav1.GetOptions{})
 	var status errors.APIStatus
 	if !errorsAs(err, &status) {

@@ -17,20 +17,20 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
-func newTestREST() (*REST, *changefeed.Feed) {
+func newTestREST() (*REST, *changefeedtest.Feed) {
 	mds := machinecontrollertest.Lister{
 		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", nil),
 		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
 		machinecontrollertest.MD("a", "x-bootstrap", "osp-ubuntu", nil),
 		machinecontrollertest.MD("a", "plain", "", nil),
 	}
-	feed := changefeed.New(10)
+	feed := changefeedtest.New(10)
 	renderer := &registrytest.Resolver{Errors: map[string]error{"broken": registrytest.ErrBroken}}
-	return NewREST(mds, renderer, feed), feed
+	return NewREST(mds, renderer, feed.Feed), feed
 }
 
 func TestGet(t *testing.T) {
@@ -182,8 +182,8 @@ func TestWatchBrokenPayloadsAreDeleted(t *testing.T) {
 func TestEdgeScript(t *testing.T) {
 	edge := machinecontrollertest.OnCloud(machinecontrollertest.MD("a", "edge", "osp-ubuntu", nil), "edge")
 	mds := machinecontrollertest.Lister{edge, machinecontrollertest.OnCloud(machinecontrollertest.MD("a", "cloud", "osp-ubuntu", nil), "aws")}
-	feed := changefeed.New(10)
-	r := NewREST(mds, &registrytest.Resolver{}, feed)
+	feed := changefeedtest.New(10)
+	r := NewREST(mds, &registrytest.Resolver{}, feed.Feed)
 	ctx := genericapirequest.WithNamespace(context.Background(), "a")
 	obj, err := r.Get(ctx, "edge-edge-script", &metav1.GetOptions{})
 	if err != nil {

@@ -1,0 +1,92 @@
+package changefeed
+
+import (
+	"testing"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+)
+
+func TestMachineDeploymentChanges(t *testing.T) {
+	withProfile := machinecontrollertest.MD("ns", "a", "osp", nil)
+	statusOnly := withProfile.DeepCopy()
+	statusOnly.ResourceVersion = "2"
+	statusOnly.Status.Replicas = 2
+	relabelled := withProfile.DeepCopy()
+	relabelled.Labels = map[string]string{"pool": "x"}
+	without := machinecontrollertest.MD("ns", "a", "", nil)
+	tests := []struct {
+		name     string
+		old, new *clusterv1alpha1.MachineDeployment
+		want     watch.EventType // "" for none
+	}{
+		{name: "status only", old: withProfile, new: statusOnly},
+		{name: "labels", old: withProfile, new: relabelled, want: watch.Modified},
+		{name: "gains a profile", old: without, new: withProfile, want: watch.Added},
+		{name: "loses its profile", old: withProfile, new: without, want: watch.Deleted},
+		{name: "never had one", old: without, new: without},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b Batch
+			MachineDeployments().Update(&b, tc.old, tc.new)
+			var got watch.EventType
+			if len(b.events) == 1 {
+				got = b.events[0].Type
+			}
+			if got != tc.want || len(b.events) > 1 {
+				t.Errorf("events %+v, want one %q", b.events, tc.want)
+			}
+		})
+	}
+}
+
+func TestProfileChangesTouchItsUsersOnly(t *testing.T) {
+	mds := machinecontrollertest.Lister{
+		machinecontrollertest.MD("ns", "default-ns", "osp-ubuntu", nil),
+		machinecontrollertest.MD("ns", "other-profile", "osp-flatcar", nil),
+		machinecontrollertest.MD("ns", "other-ns", "osp-ubuntu", nil),
+	}
+	mds[2].Annotations[machinecontroller.AnnotationOSPNamespace] = "elsewhere"
+	osp := &ospv1alpha1.OperatingSystemProfile{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "osp-ubuntu", ResourceVersion: "1"}}
+	newer := osp.DeepCopy()
+	newer.ResourceVersion = "2"
+	c := Profiles(mds)
+	var b Batch
+	c.Update(&b, osp, osp) // resync: no event
+	c.Update(&b, osp, newer)
+	if len(b.events) != 1 || b.events[0].MD.Name != "default-ns" || b.events[0].Type != watch.Modified {
+		t.Fatalf("events %+v", b.events)
+	}
+}
+
+func TestMachineSetChangesTouchItsMachineDeployment(t *testing.T) {
+	md := machinecontrollertest.MD("ns", "workers", "osp-ubuntu", nil)
+	mds := machinecontrollertest.Lister{md, machinecontrollertest.MD("ns", "other", "osp-ubuntu", nil)}
+	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "workers-abc", ResourceVersion: "1",
+		Annotations:     map[string]string{machinecontroller.AnnotationMDRevision: "1"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(md, clusterv1alpha1.SchemeGroupVersion.WithKind("MachineDeployment"))},
+	}}
+	c := MachineSets(mds)
+	var b Batch
+	c.Add(&b, ms)
+	scaled := ms.DeepCopy()
+	scaled.ResourceVersion = "2"
+	scaled.Status.Replicas = 3
+	c.Update(&b, ms, scaled) // status only: no event
+	bumped := scaled.DeepCopy()
+	bumped.Annotations[machinecontroller.AnnotationMDRevision] = "3"
+	c.Update(&b, scaled, bumped)
+	orphan := ms.DeepCopy()
+	orphan.OwnerReferences = nil
+	c.Add(&b, orphan) // controlled by no MD: no event
+	if len(b.events) != 2 || b.events[0].MD.Name != "workers" || b.events[1].MD.Name != "workers" {
+		t.Fatalf("events %+v", b.events)
+	}
+}

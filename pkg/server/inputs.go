@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
+	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+)
+
+// streams are the informers the API renders from, as streams of the change
+// feed. Their order is part of every resourceVersion: change it and
+// positions issued before are refused as too old.
+type streams struct {
+	machineDeployments, machineSets, tokens, profiles, payloads *changefeed.Stream
+}
+
+func newStreams(feed *changefeed.Feed) streams {
+	return streams{
+		machineDeployments: feed.AddStream("machinedeployments"),
+		machineSets:        feed.AddStream("machinesets"),
+		tokens:             feed.AddStream("tokens"),
+		profiles:           feed.AddStream("operatingsystemprofiles"),
+		// Their owner labels decide which MD has the Secret names several share.
+		payloads: feed.AddStream("payload-secrets"),
+	}
+}
+
+// newProfileInformer returns the informer of OperatingSystemProfiles, whose
+// lists and watches stream sees.
+func newProfileInformer(client versioned.Interface, stream *changefeed.Stream) cache.SharedIndexInformer {
+	profiles := func(namespace string) interface {
+		List(context.Context, metav1.ListOptions) (*ospv1alpha1.OperatingSystemProfileList, error)
+		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+	} {
+		return client.OperatingsystemmanagerV1alpha1().OperatingSystemProfiles(namespace)
+	}
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return profiles(metav1.NamespaceAll).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return profiles(metav1.NamespaceAll).Watch(ctx, o)
+		},
+	}, client)
+	i := cache.NewSharedIndexInformer(stream.Wrap(lw), &ospv1alpha1.OperatingSystemProfile{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	// Setting a transform on an informer that has not started cannot fail.
+	_ = i.SetTransform(machinecontroller.StripManagedFields)
+	return i
+}
+
+// apiInputs are the informers and facts the API's outputs are rendered from.
+type apiInputs struct {
+	streams     streams
+	mds         machinecontroller.Lister
+	resolver    *resolve.Resolver
+	factsSource *facts.Source
+	// refresh re-syncs every MD when the facts change.
+	refresh chan struct{}
+
+	machineDeployments, machineSets, profiles, payloads cache.SharedIndexInformer
+	tokens                                              *tokens.Informer
+}
+
+// publishChanges tells API watchers of every change of an output's inputs:
+// MDs, their MachineSets, the profiles they name, their tokens, the payload
+// Secrets whose owners decide shared names, and the shared facts (which also
+// re-sync every MD through refresh).
+func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
+	claimsOnMDs, claimsOnSecrets := changefeed.Claims(in.mds)
+	if _, err := in.machineDeployments.AddEventHandler(in.streams.machineDeployments.Handler(
+		changefeed.Combine(changefeed.MachineDeployments(), claimsOnMDs))); err != nil {
+		return err
+	}
+	if _, err := in.payloads.AddEventHandler(in.streams.payloads.Handler(claimsOnSecrets)); err != nil {
+		return err
+	}
+	if _, err := in.machineDeployments.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok {
+				in.resolver.Forget(md.UID)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	if _, err := in.profiles.AddEventHandler(in.streams.profiles.Handler(changefeed.Profiles(in.mds))); err != nil {
+		return err
+	}
+	if _, err := in.machineSets.AddEventHandler(in.streams.machineSets.Handler(changefeed.MachineSets(in.mds))); err != nil {
+		return err
+	}
+	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(in.tokenChanges())); err != nil {
+		return err
+	}
+	publishFacts := func() {
+		users, err := changefeed.ProfileUsers(in.mds)
+		if err != nil {
+			klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
+		}
+		feed.PublishFacts(factsVersion(in.factsSource), users)
+	}
+	// The first facts too: every output was pending until then.
+	in.factsSource.OnReady(publishFacts)
+	in.factsSource.OnChange(func() {
+		publishFacts()
+		select {
+		case in.refresh <- struct{}{}:
+		default: // one pending signal re-syncs everything already
+		}
+	})
+	return nil
+}
+
+// noFacts is the facts part of watch positions while there are none yet
+// (every output is pending): a real version has 12 hex digits.
+const noFacts = "0"
+
+// factsVersion is the facts part of watch positions.
+func factsVersion(s *facts.Source) string {
+	if f := s.Current(); f != nil {
+		return f.Version()
+	}
+	return noFacts
+}
+
+// tokenChanges are the changes of the token informer: the MD whose tokens
+// were created, changed in value or deleted (its payloads embed them).
+// Extending a token changes only its expiration.
+func (in apiInputs) tokenChanges() changefeed.Changes {
+	touch := func(b *changefeed.Batch, obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		s, ok := obj.(metav1.Object)
+		if !ok {
+			return
+		}
+		ref, ok := machinecontroller.Owner(s)
+		if !ok {
+			return
+		}
+		if md, err := in.mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
+			b.Add(watch.Modified, md)
+		}
+	}
+	return changefeed.Changes{
+		Add: touch,
+		Update: func(b *changefeed.Batch, old, obj any) {
+			if tokens.ValueChanged(old, obj) {
+				touch(b, obj)
+			}
+		},
+		Delete: touch,
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,20 +69,21 @@ func writeArchive(file, dir string, ref name.Tag, img v1.Image, mtime time.Time)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
 	tw := tar.NewWriter(out)
 	for _, n := range names {
-		if err := addToArchive(tw, n, files[n], manifest, mtime); err != nil {
-			out.Close()
-			return err
+		if err = addToArchive(tw, n, files[n], manifest, mtime); err != nil {
+			break
 		}
 	}
-	if err := tw.Close(); err != nil {
-		out.Close()
-		return err
+	if err == nil {
+		err = tw.Close()
 	}
-	if err := out.Close(); err != nil {
-		return err
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("failed to write %s: %w", file, err)
 	}
 	return os.Rename(tmp, file)
 }

@@ -85,7 +85,7 @@ func untar(t *testing.T, file, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()

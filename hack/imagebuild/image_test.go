@@ -89,7 +89,7 @@ func TestLayerHoldsOnlyTheBinaryAndItsUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	binary, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestMain(m *testing.M) {
 	} else {
 		code = m.Run()
 	}
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 

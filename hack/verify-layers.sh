@@ -6,6 +6,7 @@
 #   3 registry, syncer
 #   4 server
 #   5 options (flags), cmd
+#   6 test, and tools in hack/ (imagebuild)
 # A package may import its own layer and those below; pkg/options is used by cmd only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +21,7 @@ layer() {
     pkg/registry* | pkg/syncer*) echo 3 ;;
     pkg/server*) echo 4 ;;
     pkg/options* | cmd/*) echo 5 ;;
-    test/*) echo 6 ;;
+    test/* | hack/*) echo 6 ;;
     *) echo "unknown" ;;
   esac
 }

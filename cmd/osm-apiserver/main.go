@@ -6,11 +6,16 @@ package main
 import (
 	"os"
 
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/cli"
 
 	"github.com/osm-apiserver/osm-apiserver/cmd/osm-apiserver/app"
 )
 
 func main() {
-	os.Exit(cli.Run(app.NewRootCommand()))
+	root := app.NewRootCommand()
+	// SIGTERM (the kubelet stopping the pod) or SIGINT shuts the server down
+	// gracefully, as kube-apiserver does; a second one exits at once.
+	root.SetContext(genericapiserver.SetupSignalContext())
+	os.Exit(cli.Run(root))
 }

@@ -11,11 +11,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // PayloadInformer watches the Secrets the syncer writes in
 // cloud-init-settings (payloads and kubelet bootstrap kubeconfigs), and only
-// those (by label). Only the syncer reads them.
+// those (by label; the fetch tokens there are the token informer's). Only the
+// syncer reads them.
 type PayloadInformer struct {
 	factory  informers.SharedInformerFactory
 	informer cache.SharedIndexInformer
@@ -24,9 +26,10 @@ type PayloadInformer struct {
 // NewPayloadInformer returns the informer of our Secrets in cloud-init-settings
 // of the cluster of client.
 func NewPayloadInformer(client kubernetes.Interface) *PayloadInformer {
+	selector := machinecontroller.ManagedSelector().String() + "," + machinecontroller.PurposeLabel + "!=" + tokens.PurposeFetch
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(machinecontroller.CloudInitSettingsNamespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = machinecontroller.ManagedSelector().String() }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	i := factory.Core().V1().Secrets().Informer()
 	// Setting a transform on an informer that has not started cannot fail.
 	_ = i.SetTransform(digestPayload)

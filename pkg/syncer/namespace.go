@@ -84,22 +84,23 @@ func (c *Controller) syncNamespace(ctx context.Context) (retry time.Duration, er
 		c.namespaceReady.Store(false)
 		return namespaceWaitRetry, nil
 	}
-	if err := c.ensureOwnAccess(ctx); err != nil {
-		return 0, err
-	}
-	if !c.namespaceReady.Swap(true) {
+	// A failure to bind the syncer's access is retried, but does not hold up
+	// the MDs: the syncer may have access granted otherwise.
+	restored, err := c.ensureOwnAccess(ctx)
+	if !c.namespaceReady.Swap(true) || restored {
 		c.enqueueAll()
 	}
-	return 0, nil
+	return 0, err
 }
 
 // ensureOwnAccess binds AccessClusterRole to the syncer in cloud-init-settings
-// unless a binding of that name exists. A syncer not allowed to bind it (a
-// deployment granting its access otherwise) carries on without.
-func (c *Controller) ensureOwnAccess(ctx context.Context) error {
+// unless a binding of that name exists; restored says it created one. A syncer
+// not allowed to bind it (a deployment granting its access otherwise) carries on
+// without.
+func (c *Controller) ensureOwnAccess(ctx context.Context) (restored bool, err error) {
 	subject, err := c.self(ctx)
 	if err != nil || subject == nil {
-		return err
+		return false, err
 	}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
@@ -114,13 +115,14 @@ func (c *Controller) ensureOwnAccess(ctx context.Context) error {
 	switch {
 	case err == nil:
 		klog.FromContext(ctx).Info("Restored the syncer's access", "roleBinding", klog.KObj(binding), "subject", subject.Name)
+		return true, nil
 	case apierrors.IsForbidden(err):
 		klog.FromContext(ctx).V(2).Info("Not allowed to bind the syncer's access role, relying on access granted otherwise",
 			"roleBinding", klog.KObj(binding), "err", err.Error())
 	case !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("failed to create role binding %s/%s: %w", binding.Namespace, binding.Name, err)
+		return false, fmt.Errorf("failed to create role binding %s/%s: %w", binding.Namespace, binding.Name, err)
 	}
-	return nil
+	return false, nil
 }
 
 // self returns the RBAC subject the syncer authenticates as, from a

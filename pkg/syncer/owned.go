@@ -63,12 +63,6 @@ func (o *owned) shutdown() {
 	}
 }
 
-// rbacSynced says whether the informers of cloud-init-settings's contents
-// have listed once (they need the syncer's access to the namespace).
-func (o *owned) rbacSynced() bool {
-	return o.serviceAccounts.HasSynced() && o.roles.HasSynced() && o.roleBindings.HasSynced()
-}
-
 func (o *owned) namespaces() corev1listers.NamespaceLister {
 	return corev1listers.NewNamespaceLister(o.namespace.GetIndexer())
 }

@@ -75,6 +75,25 @@ func TestAccessWriterEnsure(t *testing.T) {
 		t.Errorf("rules after repair %+v, want %+v", role.Rules, wantRules)
 	}
 
+	// Deleted by someone else, and invalidated by the watch that saw it: recreated.
+	if err := client.RbacV1().Roles("cloud-init-settings").Delete(ctx, FetchAccessName(ref), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.Invalidate(machinecontroller.Ref{Namespace: "other", Name: "md"}) // another MD's: no effect here
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("role recreated without an invalidation: %v", err)
+	}
+	w.Invalidate(ref)
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{}); err != nil {
+		t.Errorf("role after Invalidate and Ensure: %v", err)
+	}
+
 	if err := w.Delete(ctx, ref); err != nil {
 		t.Fatal(err)
 	}

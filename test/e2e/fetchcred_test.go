@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -38,8 +39,11 @@ func whoAmI(t *testing.T, token string) authenticationv1.UserInfo {
 // revoked says whether kube-apiserver refuses token (401).
 func revoked(t *testing.T, token string) error {
 	_, err := asToken(t, token).AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if !apierrors.IsUnauthorized(err) {
-		return fmt.Errorf("token still authenticates (%v)", err)
+	switch {
+	case err == nil:
+		return errors.New("token still authenticates")
+	case !apierrors.IsUnauthorized(err):
+		return fmt.Errorf("want 401 Unauthorized: %w", err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -155,6 +156,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	case err != nil:
 		klog.FromContext(ctx).Error(err, "Failed to sync MachineDeployment", "machineDeployment", key)
 		c.queue.AddRateLimited(key)
+		if apierrors.IsForbidden(err) {
+			// Perhaps the syncer's own RoleBinding in cloud-init-settings went.
+			c.namespaceQueue.Add(namespaceKey)
+		}
 	default:
 		c.queue.Forget(key)
 		if retryAfter > 0 {

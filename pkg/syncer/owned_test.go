@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -185,4 +188,32 @@ func TestSubjectOf(t *testing.T) {
 			t.Errorf("subjectOf(%q) = %+v, want %+v", user, got, want)
 		}
 	}
+}
+
+// The syncer's own RoleBinding deleted (not the namespace): the first write
+// refused for it brings it back.
+func TestDeletedOwnAccessIsRestored(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	h.mds.Add(machineDeployment("workers", "osp-ubuntu", "1"))
+	h.waitPayloads("workers", "v1", "1")
+	h.eventually("the syncer's access", func() (bool, error) { return h.ownAccess() == nil, nil })
+	// As RBAC would: no Secrets written in cloud-init-settings without the binding.
+	h.client.PrependReactor("*", "secrets", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if v := action.GetVerb(); action.GetNamespace() != settings || (v != "create" && v != "update") {
+			return false, nil, nil
+		}
+		if _, err := h.client.Tracker().Get(rbacv1.SchemeGroupVersion.WithResource("rolebindings"), settings, AccessRoleBinding); err != nil {
+			return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "", errors.New("no access"))
+		}
+		return false, nil, nil
+	})
+	if err := h.client.RbacV1().RoleBindings(settings).Delete(ctx, AccessRoleBinding, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.CoreV1().Secrets(settings).Delete(ctx, machinecontroller.SecretName("workers", "kube-system", osm.PayloadTypeBootstrap), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the syncer's access", func() (bool, error) { return h.ownAccess() == nil, nil })
+	h.waitPayloads("workers", "v1", "1")
 }

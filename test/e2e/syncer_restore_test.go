@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -46,18 +47,39 @@ func TestSyncerRestoresFetchAccessWithinSeconds(t *testing.T) {
 			return err
 		}
 	}
-	for what, del := range map[string]func() error{
-		"role": func() error { return rbac.Roles(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{}) },
-		"role binding": func() error {
-			return rbac.RoleBindings(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	type object interface{ GetUID() types.UID }
+	for what, o := range map[string]struct {
+		get func() (object, error)
+		del func() error
+	}{
+		"role": {
+			get: func() (object, error) { return rbac.Roles(tokens.FetchNamespace).Get(ctx, name, metav1.GetOptions{}) },
+			del: func() error { return rbac.Roles(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{}) },
+		},
+		"role binding": {
+			get: func() (object, error) { return rbac.RoleBindings(tokens.FetchNamespace).Get(ctx, name, metav1.GetOptions{}) },
+			del: func() error { return rbac.RoleBindings(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{}) },
 		},
 	} {
-		if err := del(); err != nil {
+		before, err := o.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.del(); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		eventually(t, restoreWithin, readsOwn(token))
-		t.Logf("%s deleted: the fetch token reads its Secret again after %s", what, time.Since(start).Round(time.Millisecond))
+		eventually(t, restoreWithin, func() error {
+			after, err := o.get()
+			if err != nil {
+				return err
+			}
+			if after.GetUID() == before.GetUID() {
+				return fmt.Errorf("%s not deleted yet", what)
+			}
+			return readsOwn(token)()
+		})
+		t.Logf("%s deleted: created again, and the fetch token reads its Secret, after %s", what, time.Since(start).Round(time.Millisecond))
 	}
 
 	if err := env.kube.CoreV1().ServiceAccounts(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {

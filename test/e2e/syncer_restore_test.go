@@ -57,8 +57,12 @@ func TestSyncerRestoresFetchAccessWithinSeconds(t *testing.T) {
 			del: func() error { return rbac.Roles(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{}) },
 		},
 		"role binding": {
-			get: func() (object, error) { return rbac.RoleBindings(tokens.FetchNamespace).Get(ctx, name, metav1.GetOptions{}) },
-			del: func() error { return rbac.RoleBindings(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{}) },
+			get: func() (object, error) {
+				return rbac.RoleBindings(tokens.FetchNamespace).Get(ctx, name, metav1.GetOptions{})
+			},
+			del: func() error {
+				return rbac.RoleBindings(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+			},
 		},
 	} {
 		before, err := o.get()

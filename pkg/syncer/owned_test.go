@@ -86,21 +86,17 @@ func TestDeletedFetchCredentialIsRestoredFromWatches(t *testing.T) {
 func TestBootstrapFetchTokenOfEarlierVersionsIsRevoked(t *testing.T) {
 	h := start(t, nil)
 	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
-	legacy := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-old123", Namespace: "kube-system",
-			Labels: ref.Labels(tokens.PurposeFetch), Annotations: ref.Annotations()},
-		Type: corev1.SecretTypeBootstrapToken,
-		Data: map[string][]byte{"token-id": []byte("old123"), "token-secret": []byte("0123456789abcdef"),
-			"auth-extra-groups": []byte("system:bootstrappers:osm:md-" + ref.Hash())},
-	}
-	if _, err := h.client.CoreV1().Secrets("kube-system").Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
+	// Made as earlier versions made it.
+	old := &tokens.Manager{Client: h.client, Lister: h.tokens.Lister(), TTL: time.Hour, RenewBefore: time.Minute}
+	legacy, err := old.Ensure(ctx, tokens.Request{Ref: ref, Purpose: tokens.PurposeFetch, Groups: "system:bootstrappers:osm:md-" + ref.Hash()})
+	if err != nil {
 		t.Fatal(err)
 	}
 	h.osps.Add(profile("osp-ubuntu", "v1"))
 	h.mds.Add(machineDeployment("workers", "osp-ubuntu", "1"))
 	h.waitPayloads("workers", "v1", "1")
 	h.eventually("the bootstrap fetch token deleted", func() (bool, error) {
-		_, err := h.secret("kube-system", legacy.Name)
+		_, err := h.secret("kube-system", legacy.SecretName())
 		return apierrors.IsNotFound(err), nil
 	})
 }

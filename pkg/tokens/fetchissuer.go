@@ -44,12 +44,17 @@ type FetchIssuer struct {
 // was deleted since. A replaced token stays valid until it expires: VMs that
 // booted with it can still fetch.
 func (f *FetchIssuer) Ensure(ctx context.Context, ref machinecontroller.Ref) (FetchToken, error) {
-	sa, err := f.ensureServiceAccount(ctx, ref)
-	if err != nil {
-		return FetchToken{}, err
-	}
+	// Independent, so made side by side.
+	var sa *corev1.ServiceAccount
+	var saErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sa, saErr = f.ensureServiceAccount(ctx, ref)
+	}()
 	secret, err := f.ensureSecret(ctx, ref)
-	if err != nil {
+	<-done
+	if err := errors.Join(saErr, err); err != nil {
 		return FetchToken{}, err
 	}
 	if tok, err := ParseFetchToken(string(secret.Data[keyFetchToken])); err == nil && f.current(tok, sa, secret) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
 )
@@ -39,6 +40,10 @@ func newIssuerHarness(t *testing.T, ttl, renewBefore time.Duration) *issuerHarne
 	tokenInformer.Start(stop)
 	accounts.Start(stop)
 	accounts.WaitForCacheSync(stop)
+	// Synced before the first write: a fake clientset hands objects created
+	// between an informer's list and watch to it unshared-copied, and the
+	// informer's transform would race with the fake's reads of them.
+	cache.WaitForCacheSync(stop, tokenInformer.HasSynced)
 	h.issuer = &FetchIssuer{Client: h.client, Secrets: tokenInformer.FetchLister(), ServiceAccounts: saLister,
 		TTL: ttl, RenewBefore: renewBefore, Now: clock}
 	return h

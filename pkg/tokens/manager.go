@@ -82,33 +82,40 @@ func Lookup(lister corev1listers.SecretLister, ref machinecontroller.Ref, purpos
 
 // Delete removes every token of ref.
 func (m *Manager) Delete(ctx context.Context, ref machinecontroller.Ref) error {
-	return m.delete(ctx, ref, "")
-}
-
-// DeletePurpose removes ref's tokens of purpose that the cache knows of; it
-// costs no API call when there are none. The syncer removes the bootstrap
-// tokens earlier versions used as fetch tokens (PurposeFetch) with it.
-func (m *Manager) DeletePurpose(ctx context.Context, ref machinecontroller.Ref, purpose string) error {
-	return m.delete(ctx, ref, purpose)
-}
-
-// delete removes ref's tokens of purpose, or all of them if purpose is "".
-func (m *Manager) delete(ctx context.Context, ref machinecontroller.Ref, purpose string) error {
 	list, err := m.Lister.Secrets(Namespace).List(ref.Selector())
 	if err != nil {
 		return fmt.Errorf("failed to list tokens of %s: %w", ref, err)
 	}
 	var errs []error
 	for _, s := range list {
-		if owner, ok := machinecontroller.Owner(s); !ok || owner != ref || (purpose != "" && s.Labels[machinecontroller.PurposeLabel] != purpose) {
+		if owner, ok := machinecontroller.Owner(s); !ok || owner != ref {
 			continue
 		}
-		err := m.Client.CoreV1().Secrets(Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("failed to delete token %s/%s of %s: %w", Namespace, s.Name, ref, err))
+		errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
+	}
+	return errors.Join(errs...)
+}
+
+// DeletePurpose removes ref's tokens of purpose that the cache knows of, by
+// their derived names: no API call when there are none. The syncer removes the
+// bootstrap tokens earlier versions used as fetch tokens (PurposeFetch) with it.
+func (m *Manager) DeletePurpose(ctx context.Context, ref machinecontroller.Ref, purpose string) error {
+	var errs []error
+	for i := range candidates {
+		s, err := m.get(candidateID(ref, purpose, i))
+		if err == nil && ownedBy(s, ref, purpose) {
+			errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (m *Manager) deleteSecret(ctx context.Context, ref machinecontroller.Ref, name string) error {
+	err := m.Client.CoreV1().Secrets(Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to delete token %s/%s of %s: %w", Namespace, name, ref, err)
+	}
+	return nil
 }
 
 func (m *Manager) get(id string) (*corev1.Secret, error) {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -21,6 +22,22 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
+
+// fetchToken is shaped and sized as the fetch tokens the syncer puts into
+// payloads: a ServiceAccount token (a JWT) bound to a Secret, signed with a
+// 4096-bit RSA key (a 683-character signature; clusters with 2048-bit keys
+// write 342), ~1.5 KB. The size budget of the bootstrap payload must hold with it.
+var fetchToken = func() string {
+	enc := base64.RawURLEncoding
+	header := `{"alg":"RS256","kid":"` + strings.Repeat("k", 43) + `"}`
+	claims := `{"aud":["https://kubernetes.default.svc.cluster.local"],"exp":1767312000,"iat":1767225600,` +
+		`"iss":"https://kubernetes.default.svc.cluster.local","jti":"00000000-0000-0000-0000-000000000000",` +
+		`"kubernetes.io":{"namespace":"cloud-init-settings",` +
+		`"secret":{"name":"osm-fetch-0123456789abcdef-token","uid":"00000000-0000-0000-0000-000000000000"},` +
+		`"serviceaccount":{"name":"osm-fetch-0123456789abcdef","uid":"00000000-0000-0000-0000-000000000000"}},` +
+		`"nbf":1767225600,"sub":"system:serviceaccount:cloud-init-settings:osm-fetch-0123456789abcdef"}`
+	return enc.EncodeToString([]byte(header)) + "." + enc.EncodeToString([]byte(claims)) + "." + strings.Repeat("s", 683)
+}()
 
 // sshKeys is a 4 KiB list of SSH keys: the size budget of the bootstrap payload
 // must hold with it.
@@ -96,7 +113,7 @@ func renderInput(ca string, external bool) render.Input {
 			CACert:               ca,
 			HostCACert:           ca,
 			BootstrapToken:       "abcdef.0123456789abcdef",
-			CloudInitGetterToken: "fetch-token-0123456789",
+			CloudInitGetterToken: fetchToken,
 		},
 		Node: render.NodeOptions{
 			ClusterDNSIPs:         []string{"10.96.0.10"},

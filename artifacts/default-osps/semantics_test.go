@@ -16,7 +16,7 @@ func checkBootstrapFiles(t *testing.T, files []payloadFile, ca string) {
 	script := byPath["/opt/bin/osm-bootstrap"]
 	for _, want := range []string{
 		"--cacert ",
-		"Authorization: Bearer fetch-token-0123456789",
+		"Authorization: Bearer " + fetchToken,
 		serverURL + "/api/v1/namespaces/cloud-init-settings/secrets/",
 		"/var/lib/osm/bootstrap.done",
 	} {

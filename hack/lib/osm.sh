@@ -2,8 +2,9 @@
 # Starting osm-apiserver against the local cluster and registering its APIService.
 # Sourced by hack/local-cluster.sh (uses its kc, load_env, save_env and the procs helpers).
 
-# apply_rbac applies the RBAC objects of artifacts/deploy (one object per file) so that
-# osm-apiserver runs with exactly the permissions a real deployment grants it. It prints
+# apply_rbac applies the RBAC objects of artifacts/deploy (one object per file), and the
+# admission policy that scopes them, so that osm-apiserver runs with exactly the
+# permissions a real deployment grants it. It prints
 # the kubeconfig osm-apiserver should use: its ServiceAccount identity when the RBAC is
 # there, the admin's otherwise.
 apply_rbac() {
@@ -12,7 +13,7 @@ apply_rbac() {
     [ -f "$f" ] || continue
     kind=$(awk '/^kind:/ { print $2; exit }' "$f")
     case "$kind" in
-      Namespace | ServiceAccount | ClusterRole | ClusterRoleBinding | Role | RoleBinding) files+=(-f "$f") ;;
+      Namespace | ServiceAccount | ClusterRole | ClusterRoleBinding | Role | RoleBinding | ValidatingAdmissionPolicy | ValidatingAdmissionPolicyBinding) files+=(-f "$f") ;;
     esac
   done
   if [ ${#files[@]} -eq 0 ]; then

@@ -48,9 +48,9 @@ func (o *SyncerFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(negatedBool{&o.InstallDefaultOSPs}, "disable-default-osps", "Don't install the default OperatingSystemProfiles.")
 	fs.Lookup("disable-default-osps").NoOptDefVal = "true"
 	fs.DurationVar(&o.TokenTTL, "bootstrap-token-ttl", o.TokenTTL,
-		"Validity of the per-MachineDeployment bootstrap and fetch tokens after each extension.")
+		"Validity of the per-MachineDeployment kubelet bootstrap token after each extension, and of each fetch token (at least 10m).")
 	fs.DurationVar(&o.TokenRenewBefore, "bootstrap-token-renew-before", o.TokenRenewBefore,
-		"Extend a token when less than this is left before it expires.")
+		"Extend a bootstrap token when less than this is left before it expires; replace a fetch token when this share of the TTL is left of its life.")
 	fs.IntVar(&o.Workers, "syncer-workers", o.Workers, "MachineDeployments synced in parallel.")
 	fs.DurationVar(&o.ResyncPeriod, "syncer-resync-period", o.ResyncPeriod,
 		"How often every MachineDeployment is synced again and leftovers of deleted ones are removed.")

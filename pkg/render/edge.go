@@ -13,8 +13,8 @@ import (
 // the MD's join script on the machine instead. It fetches the MD's bootstrap
 // payload from the API server — over TLS verified against the cluster CA it
 // carries, with the MD's own fetch credential, so a copy keeps working when the
-// payload is rendered again — and applies it with cloud-init, the way a cloud
-// would. It needs nothing a stock cloud image lacks (bash, curl, base64, sed,
+// payload is rendered again, until that credential expires — and applies it
+// with cloud-init, the way a cloud would. It needs nothing a stock cloud image lacks (bash, curl, base64, sed,
 // flock, cloud-init) and does nothing when run again.
 
 // edgeScript returns the join script of an edge MD: c holds the API server

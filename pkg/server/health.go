@@ -32,7 +32,7 @@ func (in apiInputs) readiness(feed *changefeed.Feed) *readiness {
 			"machinedeployments":      in.machineDeployments.HasSynced,
 			"machinesets":             in.machineSets.HasSynced,
 			"operatingsystemprofiles": in.profiles.HasSynced,
-			"tokens":                  in.tokens.HasSynced,
+			"tokens":                  in.tokens.HasSynced, // kubelet bootstrap and fetch tokens
 			"payload-secrets":         in.payloads.HasSynced,
 		},
 		facts: in.factsSource,

@@ -23,7 +23,7 @@ import (
 // feed. Their order is part of every resourceVersion: change it and
 // positions issued before are refused as too old.
 type streams struct {
-	machineDeployments, machineSets, tokens, profiles, payloads *changefeed.Stream
+	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens *changefeed.Stream
 }
 
 func newStreams(feed *changefeed.Feed) streams {
@@ -33,7 +33,8 @@ func newStreams(feed *changefeed.Feed) streams {
 		tokens:             feed.AddStream("tokens"),
 		profiles:           feed.AddStream("operatingsystemprofiles"),
 		// Their owner labels decide which MD has the Secret names several share.
-		payloads: feed.AddStream("payload-secrets"),
+		payloads:    feed.AddStream("payload-secrets"),
+		fetchTokens: feed.AddStream("fetch-tokens"),
 	}
 }
 
@@ -106,6 +107,9 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 		return err
 	}
 	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(in.tokenChanges())); err != nil {
+		return err
+	}
+	if _, err := in.tokens.FetchInformer().AddEventHandler(in.streams.fetchTokens.Handler(in.tokenChanges())); err != nil {
 		return err
 	}
 	publishFacts := func() {

@@ -157,7 +157,7 @@ func (c completedConfig) New() (*Server, error) {
 	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
 	msInformer := machinecontroller.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
 	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
-	tokenInformer := tokens.NewInformer(cl.Worker, streams.tokens.Wrap)
+	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace: cfg.ProfileNamespace,

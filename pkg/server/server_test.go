@@ -30,6 +30,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
 )
 
 func fakeRender(in render.Input) (*render.Result, error) {
@@ -91,6 +92,7 @@ func runServer(t testing.TB, renderer func(render.Input) (*render.Result, error)
 		Spec:       ospv1alpha1.OperatingSystemProfileSpec{OSName: "ubuntu", Version: "v1.0.0"},
 	}
 	kube := fake.NewClientset()
+	tokenstest.IssueTokens(kube, time.Now) // fetch tokens
 	cfg := &Config{
 		Generic: generic,
 		Clusters: Clusters{

@@ -12,7 +12,7 @@ import (
 )
 
 // cleanup removes everything written for ref: payload and kubeconfig Secrets,
-// tokens, and the fetch RBAC. It is label-based, so MachineDeployment deletion
+// tokens, the fetch ServiceAccount and RBAC. It is label-based, so MachineDeployment deletion
 // never waits for us.
 func (c *Controller) cleanup(ctx context.Context, ref machinecontroller.Ref) error {
 	var errs []error
@@ -29,13 +29,14 @@ func (c *Controller) cleanup(ctx context.Context, ref machinecontroller.Ref) err
 			errs = append(errs, fmt.Errorf("failed to delete secret %s/%s of %s: %w", s.Namespace, s.Name, ref, err))
 		}
 	}
-	errs = append(errs, c.tokens.Delete(ctx, ref), c.rbac.Delete(ctx, ref))
+	// Deleting the fetch token's Secret and ServiceAccount revokes it.
+	errs = append(errs, c.tokens.Delete(ctx, ref), c.fetch.Delete(ctx, ref), c.rbac.Delete(ctx, ref))
 	return errors.Join(errs...)
 }
 
 // orphans returns the MachineDeployments that objects we wrote belong to but
 // that are gone or no longer name a profile.
-func (c *Controller) orphans(ctx context.Context) (map[machinecontroller.Ref]struct{}, error) {
+func (c *Controller) orphans() (map[machinecontroller.Ref]struct{}, error) {
 	owners := map[machinecontroller.Ref]struct{}{}
 	var errs []error
 	for _, lister := range []func() ([]metav1.Object, error){
@@ -48,16 +49,16 @@ func (c *Controller) orphans(ctx context.Context) (map[machinecontroller.Ref]str
 			return objects(l, err)
 		},
 		func() ([]metav1.Object, error) {
-			l, err := c.cfg.Client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).List(ctx,
-				metav1.ListOptions{LabelSelector: machinecontroller.ManagedSelector().String()})
-			if err != nil {
-				return nil, err
-			}
-			out := make([]metav1.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, nil
+			l, err := c.cfg.Tokens.FetchLister().List(machinecontroller.ManagedSelector())
+			return objects(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := c.owned.serviceAccountLister().List(machinecontroller.ManagedSelector())
+			return objects(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			l, err := c.owned.roleLister().List(machinecontroller.ManagedSelector())
+			return objects(l, err)
 		},
 	} {
 		objs, err := lister()

@@ -11,6 +11,8 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -29,14 +31,25 @@ type Controller struct {
 	mds      machinecontroller.Lister
 	payloads corev1listers.SecretLister
 	tokens   *tokens.Manager
+	fetch    *tokens.FetchIssuer
 	rbac     *tokens.AccessWriter
 	claims   *machinecontroller.Claims
+	owned    *owned
 	recorder record.EventRecorder
 
-	// namespaceReady is set once cloud-init-settings is known to exist.
+	// namespaceQueue holds namespaceKey while cloud-init-settings needs a look.
+	namespaceQueue workqueue.TypedRateLimitingInterface[string]
+	// namespaceReady is set while cloud-init-settings exists and is not being
+	// deleted; MachineDeployments are synced only then.
 	namespaceReady atomic.Bool
-	stopEvents     func()
+	// selfSubject is who the syncer is, once selfKnown (see self).
+	selfSubject *rbacv1.Subject
+	selfKnown   bool
+	stopEvents  func()
 }
+
+// namespaceKey is the one key of namespaceQueue.
+const namespaceKey = "namespace"
 
 // New returns a Controller for cfg.
 func New(cfg Config) (*Controller, error) {
@@ -44,6 +57,7 @@ func New(cfg Config) (*Controller, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	own := newOwned(cfg.Client)
 	c := &Controller{
 		cfg: cfg,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -57,7 +71,18 @@ func New(cfg Config) (*Controller, error) {
 			TTL:         cfg.TokenTTL,
 			RenewBefore: cfg.TokenRenewBefore,
 		},
-		rbac:     &tokens.AccessWriter{Client: cfg.Client, Namespace: machinecontroller.CloudInitSettingsNamespace},
+		fetch: &tokens.FetchIssuer{
+			Client:          cfg.Client,
+			Secrets:         cfg.Tokens.FetchLister(),
+			ServiceAccounts: own.serviceAccountLister(),
+			TTL:             cfg.TokenTTL,
+			RenewBefore:     cfg.TokenRenewBefore,
+		},
+		rbac:  &tokens.AccessWriter{Client: cfg.Client, Namespace: tokens.FetchNamespace},
+		owned: own,
+		namespaceQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_namespace"}),
 		recorder: cfg.Recorder,
 	}
 	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
@@ -74,17 +99,26 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	defer c.namespaceQueue.ShutDown()
 	if c.stopEvents != nil {
 		defer c.stopEvents()
 	}
 	logger := klog.FromContext(ctx).WithName("syncer")
 	ctx = klog.NewContext(ctx, logger)
+	defer c.owned.shutdown()
+	ctx, cancel := context.WithCancel(ctx) // stops the owned informers before shutdown waits for them
+	defer cancel()
 
 	registrations, err := c.addHandlers()
 	defer c.removeHandlers(registrations)
 	if err != nil {
 		return err
 	}
+	c.owned.start(ctx)
+	// The namespace and the syncer's access to it first: the informers of its
+	// contents wait for them.
+	c.namespaceQueue.Add(namespaceKey)
+	go c.runNamespace(ctx)
 	synced := []cache.InformerSynced{c.cfg.Tokens.HasSynced, c.cfg.Payloads.HasSynced}
 	for _, r := range registrations {
 		synced = append(synced, r.registration.HasSynced)
@@ -124,6 +158,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	case err != nil:
 		klog.FromContext(ctx).Error(err, "Failed to sync MachineDeployment", "machineDeployment", key)
 		c.queue.AddRateLimited(key)
+		if apierrors.IsForbidden(err) {
+			// Perhaps the syncer's own RoleBinding in cloud-init-settings went.
+			c.namespaceQueue.Add(namespaceKey)
+		}
 	default:
 		c.queue.Forget(key)
 		if retryAfter > 0 {
@@ -163,7 +201,7 @@ func (c *Controller) refreshOn(ctx context.Context, ch <-chan struct{}) {
 func (c *Controller) resync(ctx context.Context) {
 	c.rbac.Forget()
 	c.enqueueAll()
-	orphans, err := c.orphans(ctx)
+	orphans, err := c.orphans()
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Failed to look for objects of deleted MachineDeployments")
 	}

@@ -41,14 +41,20 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			DeleteFunc: c.onMachineSet,
 		}},
 		// Our own objects: someone else changing or deleting one must be repaired.
-		{c.cfg.Tokens.Informer(), cache.ResourceEventHandlerFuncs{
-			UpdateFunc: onChange(c.onOwned),
-			DeleteFunc: c.onOwned,
-		}},
+		{c.cfg.Tokens.Informer(), ownedHandler(c.onOwned)},
+		{c.cfg.Tokens.FetchInformer(), ownedHandler(c.onOwned)},
 		// A payload Secret gone lets another MD of the same names take them.
 		{c.cfg.Payloads.informer, cache.ResourceEventHandlerFuncs{
 			UpdateFunc: onChange(c.onOwned),
 			DeleteFunc: c.onPayloadDeleted,
+		}},
+		{c.owned.serviceAccounts, ownedHandler(c.onOwned)},
+		{c.owned.roles, ownedHandler(c.onOwnedAccess)},
+		{c.owned.roleBindings, ownedHandler(c.onOwnedAccess)},
+		{c.owned.namespace, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.onNamespace,
+			UpdateFunc: func(_, cur any) { c.onNamespace(cur) }, // rare; resyncs are off
+			DeleteFunc: c.onNamespace,
 		}},
 	}
 	var handlers []handler
@@ -142,6 +148,35 @@ func (c *Controller) onProfile(obj any) {
 	}
 	for _, md := range mds {
 		c.enqueue(machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name})
+	}
+}
+
+// ownedHandler calls f when an object we wrote changes or goes.
+func ownedHandler(f func(any)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{UpdateFunc: onChange(f), DeleteFunc: f}
+}
+
+// onOwnedAccess enqueues the MachineDeployment of a fetch Role or RoleBinding
+// and makes its next sync read them back instead of trusting what it wrote.
+func (c *Controller) onOwnedAccess(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		if ref, ok := machinecontroller.Owner(m); ok {
+			c.rbac.Invalidate(ref)
+			c.enqueue(ref)
+		}
+	}
+}
+
+// onNamespace wakes the namespace worker on any change of cloud-init-settings.
+func (c *Controller) onNamespace(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetName() == machinecontroller.CloudInitSettingsNamespace {
+		c.namespaceQueue.Add(namespaceKey)
 	}
 }
 

@@ -15,12 +15,16 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	fcache "k8s.io/client-go/tools/cache/testing"
 	"k8s.io/client-go/tools/record"
@@ -103,6 +107,8 @@ type harness struct {
 	recorder *record.FakeRecorder
 	renderer *fakeResolver
 	tokens   *tokens.Informer
+	// controller is the syncer under test.
+	controller *Controller
 }
 
 // start runs a Controller on fake clients until the test ends.
@@ -111,7 +117,7 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &harness{
 		t:        t,
-		client:   fake.NewClientset(),
+		client:   newFakeClient(),
 		mds:      fcache.NewFakeControllerSource(),
 		osps:     fcache.NewFakeControllerSource(),
 		recorder: record.NewFakeRecorder(100),
@@ -139,6 +145,7 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.controller = c
 	done := make(chan struct{})
 	go mdInformer.Run(ctx.Done())
 	go ospInformer.Run(ctx.Done())
@@ -157,6 +164,18 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 		h.osps.Shutdown()
 	})
 	return h
+}
+
+// newFakeClient is a fake worker cluster that issues ServiceAccount tokens and
+// says the syncer is osm-apiserver's ServiceAccount.
+func newFakeClient() *fake.Clientset {
+	client := fake.NewClientset()
+	tokenstest.IssueTokens(client, time.Now)
+	client.PrependReactor("create", "selfsubjectreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, &authenticationv1.SelfSubjectReview{Status: authenticationv1.SelfSubjectReviewStatus{
+			UserInfo: authenticationv1.UserInfo{Username: "system:serviceaccount:kube-system:osm-apiserver"}}}, nil
+	})
+	return client
 }
 
 func profile(name, version string) *ospv1alpha1.OperatingSystemProfile {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // PayloadInformer watches the Secrets the syncer writes in
@@ -29,7 +30,8 @@ type PayloadInformer struct {
 // of the cluster of client; wrap, if given, wraps its list-watch (the API
 // makes it a stream of its change feed, for watch positions).
 func NewPayloadInformer(client kubernetes.Interface, wrap ...func(cache.ListerWatcher) cache.ListerWatcher) *PayloadInformer {
-	selector := machinecontroller.ManagedSelector().String()
+	// The fetch tokens there are the token informer's.
+	selector := machinecontroller.ManagedSelector().String() + "," + machinecontroller.PurposeLabel + "!=" + tokens.PurposeFetch
 	secrets := client.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace)
 	var lw cache.ListerWatcher = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {

@@ -13,7 +13,6 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
@@ -48,6 +47,11 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 			"OperatingSystemProfile %s not found", profile)
 		return 0, fmt.Errorf("operating system profile %s of machine deployment %s not found", profile, ref)
 	}
+	if !c.namespaceReady.Load() {
+		// cloud-init-settings is missing or being deleted: runNamespace syncs
+		// every MachineDeployment once it is usable again.
+		return 0, nil
+	}
 	// machine-controller dictates the payload Secrets' names: an MD whose
 	// names are too long or owned by another MD gets no Secrets at all.
 	if err := c.claims.Check(md); err != nil {
@@ -55,9 +59,6 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 			return 0, err
 		}
 		return 0, c.refuse(ctx, md, err)
-	}
-	if err := c.ensureNamespace(ctx); err != nil {
-		return 0, c.warnWrite(md, err)
 	}
 
 	kubelet, fetch, err := c.ensureTokens(ctx, ref)
@@ -102,30 +103,36 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err := c.syncEdgeScript(ctx, md, out); err != nil {
 		return 0, c.warnWrite(md, err)
 	}
-	next := earliest(kubelet.Expiration, fetch.Expiration).Add(-c.cfg.TokenRenewBefore)
+	next := earliest(kubelet.Expiration.Add(-c.cfg.TokenRenewBefore), c.fetch.RenewAt(fetch))
 	return max(time.Until(next), time.Second), nil
 }
 
-func (c *Controller) ensureTokens(ctx context.Context, ref machinecontroller.Ref) (kubelet, fetch tokens.Token, err error) {
-	kubelet, err = c.tokens.Ensure(ctx, tokens.Request{
-		Ref: ref, Purpose: tokens.PurposeKubelet, Groups: tokens.KubeletGroup,
-	})
-	if err != nil {
+func (c *Controller) ensureTokens(ctx context.Context, ref machinecontroller.Ref) (kubelet tokens.Token, fetch tokens.FetchToken, err error) {
+	// Independent, so made side by side: a new MD waits for fewer round trips.
+	var kubeletErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		kubelet, kubeletErr = c.tokens.Ensure(ctx, tokens.Request{
+			Ref: ref, Purpose: tokens.PurposeKubelet, Groups: tokens.KubeletGroup,
+		})
+	}()
+	fetch, err = c.fetch.Ensure(ctx, ref)
+	<-done
+	if err := errors.Join(kubeletErr, err); err != nil {
 		return kubelet, fetch, err
 	}
-	fetch, err = c.tokens.Ensure(ctx, tokens.Request{
-		Ref: ref, Purpose: tokens.PurposeFetch, Groups: tokens.FetchGroup(ref),
-	})
-	return kubelet, fetch, err
+	// Earlier versions made the fetch token a bootstrap token, in a group
+	// clusters may bind to node bootstrapping: revoke it.
+	return kubelet, fetch, c.tokens.DeletePurpose(ctx, ref, tokens.PurposeFetch)
 }
 
 // tokensVisible says whether the token informer, which renders read tokens
 // through, holds the tokens the syncer just ensured.
-func (c *Controller) tokensVisible(ref machinecontroller.Ref, kubelet, fetch tokens.Token) bool {
-	lister := c.cfg.Tokens.Lister()
-	k, ok1 := tokens.Lookup(lister, ref, tokens.PurposeKubelet)
-	f, ok2 := tokens.Lookup(lister, ref, tokens.PurposeFetch)
-	return ok1 && ok2 && k.Value() == kubelet.Value() && f.Value() == fetch.Value()
+func (c *Controller) tokensVisible(ref machinecontroller.Ref, kubelet tokens.Token, fetch tokens.FetchToken) bool {
+	k, ok1 := tokens.Lookup(c.cfg.Tokens.Lister(), ref, tokens.PurposeKubelet)
+	f, ok2 := tokens.LookupFetch(c.cfg.Tokens.FetchLister(), ref)
+	return ok1 && ok2 && k.Value() == kubelet.Value() && f == fetch.Value
 }
 
 func (c *Controller) ensureKubeconfig(ctx context.Context, md *clusterv1alpha1.MachineDeployment, tok tokens.Token) error {
@@ -158,24 +165,6 @@ func (c *Controller) resolve(ctx context.Context, md *clusterv1alpha1.MachineDep
 		}
 	}()
 	return c.cfg.Resolver.Resolve(ctx, md)
-}
-
-func (c *Controller) ensureNamespace(ctx context.Context) error {
-	if c.namespaceReady.Load() {
-		return nil
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: machinecontroller.CloudInitSettingsNamespace}}
-	_, err := c.cfg.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-	switch {
-	case apierrors.IsForbidden(err):
-		// Deployments that create the namespace themselves need not grant
-		// us namespace creation; writing a Secret fails clearly if it is missing.
-		klog.FromContext(ctx).V(2).Info("Not allowed to create the namespace, assuming it exists", "namespace", ns.Name)
-	case err != nil && !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("failed to create namespace %s: %w", ns.Name, err)
-	}
-	c.namespaceReady.Store(true)
-	return nil
 }
 
 func earliest(a, b time.Time) time.Time {

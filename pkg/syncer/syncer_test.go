@@ -73,20 +73,28 @@ func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
 		}
 	}
 	kubelet, ok1 := tokens.Lookup(h.tokenLister(), ref, tokens.PurposeKubelet)
-	fetch, ok2 := tokens.Lookup(h.tokenLister(), ref, tokens.PurposeFetch)
+	fetch, ok2 := tokens.LookupFetch(h.tokens.FetchLister(), ref)
 	if !ok1 || !ok2 {
 		t.Fatalf("tokens not found: kubelet %v fetch %v", ok1, ok2)
 	}
 	data := string(bootstrap.Data[machinecontroller.SecretDataKey])
-	if !strings.Contains(data, "kubelet="+kubelet.Value()) || !strings.Contains(data, "fetch="+fetch.Value()) {
+	if !strings.Contains(data, "kubelet="+kubelet.Value()) || !strings.Contains(data, "fetch="+fetch) {
 		t.Errorf("bootstrap payload %q does not hold the MD's tokens", data)
 	}
-	fetchSecret, err := h.secret("kube-system", fetch.SecretName())
+	// The fetch token is the MD's ServiceAccount's, bound to its Secret.
+	tok, err := tokens.ParseFetchToken(fetch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(fetchSecret.Data["auth-extra-groups"]); got != tokens.FetchGroup(ref) {
-		t.Errorf("fetch token groups %q, want %q", got, tokens.FetchGroup(ref))
+	if !strings.Contains(fetch, ".") || tok.Expiration.Sub(tok.IssuedAt) != 24*time.Hour {
+		t.Errorf("fetch token valid for %v, want 24h", tok.Expiration.Sub(tok.IssuedAt))
+	}
+	if _, err := h.client.CoreV1().ServiceAccounts(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err != nil {
+		t.Errorf("fetch service account: %v", err)
+	}
+	legacy, _ := h.client.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{LabelSelector: machinecontroller.PurposeLabel + "=" + tokens.PurposeFetch})
+	if len(legacy.Items) != 0 {
+		t.Errorf("%d fetch tokens in kube-system, want none: bootstrap tokens are for the kubelet only", len(legacy.Items))
 	}
 	kubeconfig, err := h.secret(machinecontroller.CloudInitSettingsNamespace, machinecontroller.KubeletBootstrapSecretName("workers", "kube-system"))
 	if err != nil {

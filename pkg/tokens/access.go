@@ -1,28 +1,35 @@
 package tokens
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // The fetch token's access: a Role allowing GET on the MachineDeployment's own
-// Secrets by name, and a RoleBinding to a group only that token carries.
+// Secrets by name, bound to the MachineDeployment's own ServiceAccount, whose
+// tokens are the fetch tokens (see FetchIssuer).
 
-// PurposeFetchAccess labels the Role and RoleBinding.
+// PurposeFetchAccess labels the Role, the RoleBinding and the ServiceAccount.
 const PurposeFetchAccess = "fetch-access"
 
-// FetchGroup is the group of ref's fetch token. Bootstrap-token groups must match
-// system:bootstrappers:[a-z0-9:-]*: the MachineDeployment's name may hold dots, so
-// the group is named after its digest.
-func FetchGroup(ref machinecontroller.Ref) string {
-	return "system:bootstrappers:osm:md-" + ref.Hash()
-}
-
-// FetchAccessName is the name of ref's Role and RoleBinding.
+// FetchAccessName is the name of ref's Role, RoleBinding and ServiceAccount.
 func FetchAccessName(ref machinecontroller.Ref) string {
 	return "osm-fetch-" + ref.Hash()
+}
+
+// FetchServiceAccount is the identity of ref's fetch tokens. Its tokens carry
+// only the groups every ServiceAccount of namespace has (system:serviceaccounts,
+// system:serviceaccounts:<namespace>, system:authenticated): none that a
+// cluster binds to node bootstrapping, as it may system:bootstrappers.
+func FetchServiceAccount(ref machinecontroller.Ref, namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		ObjectMeta:                   meta(ref, namespace),
+		AutomountServiceAccountToken: ptr.To(false),
+	}
 }
 
 // FetchRole allows GET on secretNames in namespace.
@@ -38,12 +45,12 @@ func FetchRole(ref machinecontroller.Ref, namespace string, secretNames ...strin
 	}
 }
 
-// FetchRoleBinding binds ref's Role to ref's fetch-token group.
+// FetchRoleBinding binds ref's Role to ref's ServiceAccount.
 func FetchRoleBinding(ref machinecontroller.Ref, namespace string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: meta(ref, namespace),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: FetchAccessName(ref)},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: FetchGroup(ref)}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: FetchAccessName(ref), Namespace: namespace}},
 	}
 }
 

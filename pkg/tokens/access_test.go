@@ -2,7 +2,6 @@ package tokens
 
 import (
 	"context"
-	"regexp"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,17 +13,18 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// bootstrapGroupRE is what kube-apiserver accepts in auth-extra-groups.
-var bootstrapGroupRE = regexp.MustCompile(`^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$`)
-
-func TestGroupIsAValidBootstrapGroup(t *testing.T) {
-	for _, ref := range []machinecontroller.Ref{{Namespace: "kube-system", Name: "workers"}, {Namespace: "a", Name: "Name.With.Dots"}} {
-		if g := FetchGroup(ref); !bootstrapGroupRE.MatchString(g) {
-			t.Errorf("FetchGroup(%v) = %q, not a valid bootstrap token group", ref, g)
-		}
+// The fetch role is bound to the MachineDeployment's own ServiceAccount, and
+// to no group: a group is shared, and system:bootstrappers:* may be bound to
+// node bootstrapping.
+func TestFetchRoleBindingNamesTheServiceAccount(t *testing.T) {
+	a := FetchRoleBinding(machinecontroller.Ref{Namespace: "a-b", Name: "c"}, "cloud-init-settings")
+	b := FetchRoleBinding(machinecontroller.Ref{Namespace: "a", Name: "b-c"}, "cloud-init-settings")
+	want := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: a.Name, Namespace: "cloud-init-settings"}
+	if len(a.Subjects) != 1 || a.Subjects[0] != want {
+		t.Errorf("subjects %+v, want only %+v", a.Subjects, want)
 	}
-	if FetchGroup(machinecontroller.Ref{Namespace: "a-b", Name: "c"}) == FetchGroup(machinecontroller.Ref{Namespace: "a", Name: "b-c"}) {
-		t.Error("different MachineDeployments share a group")
+	if a.Subjects[0].Name == b.Subjects[0].Name {
+		t.Error("different MachineDeployments share a service account")
 	}
 }
 
@@ -48,8 +48,8 @@ func TestAccessWriterEnsure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(binding.Subjects) != 1 || binding.Subjects[0].Kind != rbacv1.GroupKind || binding.Subjects[0].Name != FetchGroup(ref) || binding.RoleRef.Name != role.Name {
-		t.Errorf("binding %+v %+v, want group %s bound to role %s", binding.Subjects, binding.RoleRef, FetchGroup(ref), role.Name)
+	if len(binding.Subjects) != 1 || binding.Subjects[0].Kind != rbacv1.ServiceAccountKind || binding.Subjects[0].Name != FetchAccessName(ref) || binding.RoleRef.Name != role.Name {
+		t.Errorf("binding %+v %+v, want service account %s bound to role %s", binding.Subjects, binding.RoleRef, FetchAccessName(ref), role.Name)
 	}
 
 	// Unchanged: no API call at all.
@@ -73,6 +73,25 @@ func TestAccessWriterEnsure(t *testing.T) {
 	role, _ = client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{})
 	if !equality.Semantic.DeepEqual(role.Rules, wantRules) {
 		t.Errorf("rules after repair %+v, want %+v", role.Rules, wantRules)
+	}
+
+	// Deleted by someone else, and invalidated by the watch that saw it: recreated.
+	if err := client.RbacV1().Roles("cloud-init-settings").Delete(ctx, FetchAccessName(ref), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.Invalidate(machinecontroller.Ref{Namespace: "other", Name: "md"}) // another MD's: no effect here
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("role recreated without an invalidation: %v", err)
+	}
+	w.Invalidate(ref)
+	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().Roles("cloud-init-settings").Get(ctx, FetchAccessName(ref), metav1.GetOptions{}); err != nil {
+		t.Errorf("role after Invalidate and Ensure: %v", err)
 	}
 
 	if err := w.Delete(ctx, ref); err != nil {

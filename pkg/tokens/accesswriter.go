@@ -85,6 +85,17 @@ func (w *AccessWriter) Forget() {
 	}
 }
 
+// Invalidate marks what AccessWriter remembers of ref as stale: someone else
+// changed or deleted ref's Role or RoleBinding, and the next Ensure repairs it.
+func (w *AccessWriter) Invalidate(ref machinecontroller.Ref) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r, ok := w.written[ref]; ok {
+		r.stale = true
+		w.written[ref] = r
+	}
+}
+
 func (w *AccessWriter) forget(ref machinecontroller.Ref) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

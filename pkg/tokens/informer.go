@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -14,60 +15,96 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// Informer watches the tokens osm-apiserver keeps, and only those (by label),
-// in kube-system of the worker cluster. Every replica runs it: the payloads it
-// serves embed the tokens.
+// Informer watches the tokens osm-apiserver keeps, and only those (by label):
+// the kubelet bootstrap tokens in kube-system and the Secrets holding fetch
+// tokens in FetchNamespace, of the worker cluster. Every replica runs it: the
+// payloads it serves embed the tokens.
 type Informer struct {
-	informer cache.SharedIndexInformer
+	bootstrap cache.SharedIndexInformer
+	fetch     cache.SharedIndexInformer
 }
 
-// NewInformer returns the informer of our tokens in the cluster of client;
-// wrap, when given, wraps its ListerWatcher (the API's change feed watches
-// what the informer lists and watches).
-func NewInformer(client kubernetes.Interface, wrap ...func(cache.ListerWatcher) cache.ListerWatcher) *Informer {
-	selector := machinecontroller.ManagedSelector().String()
-	var lw cache.ListerWatcher = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+// Wrap wraps the list-watches of the two informers (the API's change feed
+// watches what each lists and watches); a nil function leaves one as it is.
+type Wrap struct {
+	Bootstrap, Fetch func(cache.ListerWatcher) cache.ListerWatcher
+}
+
+// NewInformer returns the informer of our tokens in the cluster of client.
+func NewInformer(client kubernetes.Interface, wrap ...Wrap) *Informer {
+	fetchSelector := labels.SelectorFromSet(labels.Set{
+		machinecontroller.ManagedByLabel: machinecontroller.ManagedByValue,
+		machinecontroller.PurposeLabel:   PurposeFetch,
+	}).String()
+	bootstrapLW := secretsListWatch(client, Namespace, machinecontroller.ManagedSelector().String())
+	fetchLW := secretsListWatch(client, FetchNamespace, fetchSelector)
+	for _, w := range wrap {
+		if w.Bootstrap != nil {
+			bootstrapLW = w.Bootstrap(bootstrapLW)
+		}
+		if w.Fetch != nil {
+			fetchLW = w.Fetch(fetchLW)
+		}
+	}
+	i := &Informer{
+		bootstrap: cache.NewSharedIndexInformer(bootstrapLW, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
+		fetch:     cache.NewSharedIndexInformer(fetchLW, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
+	}
+	// Setting a transform on an informer that has not started cannot fail.
+	_ = i.bootstrap.SetTransform(machinecontroller.StripManagedFields)
+	_ = i.fetch.SetTransform(machinecontroller.StripManagedFields)
+	return i
+}
+
+// secretsListWatch lists and watches the Secrets of namespace that selector selects.
+func secretsListWatch(client kubernetes.Interface, namespace, selector string) cache.ListerWatcher {
+	secrets := client.CoreV1().Secrets(namespace)
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = selector
-			return client.CoreV1().Secrets(Namespace).List(ctx, o)
+			return secrets.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = selector
-			return client.CoreV1().Secrets(Namespace).Watch(ctx, o)
+			return secrets.Watch(ctx, o)
 		},
 	}, client)
-	for _, w := range wrap {
-		lw = w(lw)
-	}
-	i := cache.NewSharedIndexInformer(lw, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.SetTransform(machinecontroller.StripManagedFields)
-	return &Informer{informer: i}
 }
 
-// Start runs the informer until stop closes.
+// Start runs the informers until stop closes.
 func (i *Informer) Start(stop <-chan struct{}) {
-	go i.informer.Run(stop)
+	go i.bootstrap.Run(stop)
+	go i.fetch.Run(stop)
 }
 
-// HasSynced says whether the informer has listed once.
+// HasSynced says whether both informers have listed once.
 func (i *Informer) HasSynced() bool {
-	return i.informer.HasSynced()
+	return i.bootstrap.HasSynced() && i.fetch.HasSynced()
 }
 
-// Lister reads the tokens.
+// Lister reads the bootstrap tokens in kube-system.
 func (i *Informer) Lister() corev1listers.SecretLister {
-	return corev1listers.NewSecretLister(i.informer.GetIndexer())
+	return corev1listers.NewSecretLister(i.bootstrap.GetIndexer())
 }
 
-// Informer is the shared informer, for event handlers.
+// FetchLister reads the Secrets holding fetch tokens.
+func (i *Informer) FetchLister() corev1listers.SecretLister {
+	return corev1listers.NewSecretLister(i.fetch.GetIndexer())
+}
+
+// Informer is the shared informer of the bootstrap tokens, for event handlers.
 func (i *Informer) Informer() cache.SharedIndexInformer {
-	return i.informer
+	return i.bootstrap
+}
+
+// FetchInformer is the shared informer of the fetch tokens, for event handlers.
+func (i *Informer) FetchInformer() cache.SharedIndexInformer {
+	return i.fetch
 }
 
 // OnValueChange calls f with the MachineDeployment whose tokens were created,
-// changed in value or deleted: its payloads embed them. Extending a token
-// changes only its expiration, not the payloads, and calls nothing.
+// changed in value or deleted: its payloads embed them. Extending a bootstrap
+// token changes only its expiration, not the payloads, and calls nothing.
 func (i *Informer) OnValueChange(f func(machinecontroller.Ref)) error {
 	call := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -79,7 +116,7 @@ func (i *Informer) OnValueChange(f func(machinecontroller.Ref)) error {
 			}
 		}
 	}
-	_, err := i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc: call,
 		UpdateFunc: func(old, cur any) {
 			if ValueChanged(old, cur) {
@@ -87,14 +124,20 @@ func (i *Informer) OnValueChange(f func(machinecontroller.Ref)) error {
 			}
 		},
 		DeleteFunc: call,
-	})
-	return err
+	}
+	for _, informer := range []cache.SharedIndexInformer{i.bootstrap, i.fetch} {
+		if _, err := informer.AddEventHandler(handler); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ValueChanged reports whether an update of a token Secret from old to cur
-// changes the token (the payloads embed it), not only its expiration.
+// changes a token (the payloads embed it), not only its expiration.
 func ValueChanged(old, cur any) bool {
 	o, ok1 := old.(*corev1.Secret)
 	n, ok2 := cur.(*corev1.Secret)
-	return !ok1 || !ok2 || string(o.Data[keyTokenSecret]) != string(n.Data[keyTokenSecret])
+	return !ok1 || !ok2 || string(o.Data[keyTokenSecret]) != string(n.Data[keyTokenSecret]) ||
+		string(o.Data[keyFetchToken]) != string(n.Data[keyFetchToken])
 }

@@ -60,3 +60,43 @@ func TestOnValueChange(t *testing.T) {
 	default:
 	}
 }
+
+// A fetch token replaced in its Secret changes payloads: the MD is notified.
+func TestOnValueChangeOfFetchTokens(t *testing.T) {
+	client := fake.NewClientset()
+	s := NewInformer(client)
+	got := make(chan string, 10)
+	if err := s.OnValueChange(func(ref machinecontroller.Ref) { got <- ref.String() }); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	s.Start(stop)
+	ref := machinecontroller.Ref{Namespace: "team", Name: "workers"}
+	secret := fetchTokenSecret(ref)
+	secret.Data = map[string][]byte{keyFetchToken: []byte("a.b.c")}
+	ctx := context.Background()
+	expect := func() {
+		t.Helper()
+		select {
+		case key := <-got:
+			if key != "team/workers" {
+				t.Fatalf("notified %q", key)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no notification for the fetch token")
+		}
+	}
+	if _, err := client.CoreV1().Secrets(FetchNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect()
+	secret.Data[keyFetchToken] = []byte("d.e.f")
+	if _, err := client.CoreV1().Secrets(FetchNamespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect()
+	if tok, ok := LookupFetch(s.FetchLister(), ref); !ok || tok != "d.e.f" {
+		t.Errorf("LookupFetch = %q, %v", tok, ok)
+	}
+}

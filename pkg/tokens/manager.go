@@ -91,12 +91,31 @@ func (m *Manager) Delete(ctx context.Context, ref machinecontroller.Ref) error {
 		if owner, ok := machinecontroller.Owner(s); !ok || owner != ref {
 			continue
 		}
-		err := m.Client.CoreV1().Secrets(Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("failed to delete token %s/%s of %s: %w", Namespace, s.Name, ref, err))
+		errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
+	}
+	return errors.Join(errs...)
+}
+
+// DeletePurpose removes ref's tokens of purpose that the cache knows of, by
+// their derived names: no API call when there are none. The syncer removes the
+// bootstrap tokens earlier versions used as fetch tokens (PurposeFetch) with it.
+func (m *Manager) DeletePurpose(ctx context.Context, ref machinecontroller.Ref, purpose string) error {
+	var errs []error
+	for i := range candidates {
+		s, err := m.get(candidateID(ref, purpose, i))
+		if err == nil && ownedBy(s, ref, purpose) {
+			errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (m *Manager) deleteSecret(ctx context.Context, ref machinecontroller.Ref, name string) error {
+	err := m.Client.CoreV1().Secrets(Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to delete token %s/%s of %s: %w", Namespace, name, ref, err)
+	}
+	return nil
 }
 
 func (m *Manager) get(id string) (*corev1.Secret, error) {

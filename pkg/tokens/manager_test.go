@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -153,5 +154,23 @@ func TestLookupAndDelete(t *testing.T) {
 	list, _ := client.CoreV1().Secrets(Namespace).List(context.Background(), metav1.ListOptions{})
 	if len(list.Items) != 1 || list.Items[0].Name != otherTok.Name {
 		t.Errorf("after Delete: %d secrets, want only %s", len(list.Items), otherTok.Name)
+	}
+}
+
+func TestDeletePurpose(t *testing.T) {
+	other := machinecontroller.Ref{Namespace: "team-a", Name: "other"}
+	otherTok := newSecret(other, PurposeFetch, "g", Token{ID: candidateID(other, PurposeFetch, 0), Secret: "fedcba9876543210", Expiration: epoch})
+	kubelet := ours(PurposeKubelet, 0, epoch)
+	m, client := setup(t, epoch, ours(PurposeFetch, 1, epoch), kubelet, otherTok)
+	if err := m.DeletePurpose(context.Background(), ref, PurposeFetch); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := client.CoreV1().Secrets(Namespace).List(context.Background(), metav1.ListOptions{})
+	var left []string
+	for _, s := range list.Items {
+		left = append(left, s.Name)
+	}
+	if len(left) != 2 || !slices.Contains(left, kubelet.Name) || !slices.Contains(left, otherTok.Name) {
+		t.Errorf("left %v, want only %s and %s", left, kubelet.Name, otherTok.Name)
 	}
 }

@@ -11,22 +11,22 @@ import (
 // renders, so that every replica, leader or not, serves the payloads the
 // Secrets hold.
 type Source struct {
-	lister corev1listers.SecretLister
+	bootstrap, fetch corev1listers.SecretLister
 }
 
 // NewSource returns a Source over i.
 func NewSource(i *Informer) *Source {
-	return &Source{lister: i.Lister()}
+	return &Source{bootstrap: i.Lister(), fetch: i.FetchLister()}
 }
 
 // Tokens returns md's kubelet bootstrap token and fetch token; ok is false
 // until the syncer has created both.
 func (s *Source) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool) {
 	ref := machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name}
-	k, ok1 := Lookup(s.lister, ref, PurposeKubelet)
-	f, ok2 := Lookup(s.lister, ref, PurposeFetch)
+	k, ok1 := Lookup(s.bootstrap, ref, PurposeKubelet)
+	f, ok2 := LookupFetch(s.fetch, ref)
 	if !ok1 || !ok2 {
 		return "", "", false
 	}
-	return k.Value(), f.Value(), true
+	return k.Value(), f, true
 }

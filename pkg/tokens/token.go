@@ -30,8 +30,10 @@ const (
 const (
 	// PurposeKubelet is the kubelet's TLS-bootstrap token.
 	PurposeKubelet = "kubelet-bootstrap-token"
-	// PurposeFetch is the token of the bootstrap payload, allowed to read only
-	// the MachineDeployment's own provisioning and kubelet-bootstrap Secrets.
+	// PurposeFetch labels the Secret holding the fetch token of the bootstrap
+	// payload, allowed to read only the MachineDeployment's own provisioning
+	// and kubelet-bootstrap Secrets (see FetchIssuer). Earlier versions made
+	// it a bootstrap token in kube-system; the syncer deletes those.
 	PurposeFetch = "fetch-token"
 )
 
@@ -48,7 +50,7 @@ const (
 
 var tokenSecretRE = regexp.MustCompile(`^[a-z0-9]{16}$`)
 
-// Token is a bootstrap token.
+// Token is a bootstrap token: the kubelet's.
 type Token struct {
 	ID         string
 	Secret     string

@@ -27,6 +27,7 @@ var env struct {
 	pki        string // the harness's certificates
 	kubeconfig string
 	kubectl    string
+	binDir     string // kube-apiserver, kube-controller-manager, ... of the cluster
 	config     *rest.Config
 	kube       kubernetes.Interface
 	osm        osmclient.Interface
@@ -104,7 +105,7 @@ func useCluster(dir string) error {
 	if err != nil {
 		return err
 	}
-	env.kubeconfig, env.kubectl = vars["KUBECONFIG"], vars["KUBECTL"]
+	env.kubeconfig, env.kubectl, env.binDir = vars["KUBECONFIG"], vars["KUBECTL"], vars["BIN_DIR"]
 	env.osmAddr = "127.0.0.1:" + vars["OSM_PORT"]
 	env.pki = filepath.Join(dir, "pki")
 	if err := newClients(); err != nil {

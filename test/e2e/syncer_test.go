@@ -22,7 +22,8 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
-var bearerRE = regexp.MustCompile(`Bearer ([a-z0-9]{6}\.[a-z0-9]{16})`)
+// bearerRE finds the fetch token, a ServiceAccount token (a JWT).
+var bearerRE = regexp.MustCompile(`Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)`)
 
 // fetchToken returns the token in the bootstrap payload of an e2e-ubuntu MD,
 // after replacing the machine name as machine-controller does.
@@ -32,7 +33,7 @@ func fetchToken(t *testing.T, bootstrap *corev1.Secret) string {
 	script := cloudConfigFile(t, userData, "/opt/bin/fetch-provisioning")
 	m := bearerRE.FindStringSubmatch(script)
 	if m == nil {
-		t.Fatalf("no bootstrap token in the fetch script:\n%s", script)
+		t.Fatalf("no fetch token in the fetch script:\n%s", script)
 	}
 	return m[1]
 }
@@ -208,9 +209,10 @@ func countOwned(t *testing.T, ref machinecontroller.Ref) int {
 	return n
 }
 
-// TestSyncerExtendsTokens moves a token's expiration close to now, as time
-// would, and expects the syncer to extend it without changing the token or
-// any payload. It works whatever --bootstrap-token-ttl the syncer runs with.
+// TestSyncerExtendsTokens moves the kubelet bootstrap token's expiration close
+// to now, as time would, and expects the syncer to extend it without changing
+// the token or any payload. It works whatever --bootstrap-token-ttl the syncer
+// runs with.
 func TestSyncerExtendsTokens(t *testing.T) {
 	ns := syncerNamespace(t)
 	osp := "e2e-syncer-" + ns
@@ -218,7 +220,7 @@ func TestSyncerExtendsTokens(t *testing.T) {
 	startSyncer(t, "only", nil)
 	createMD(t, syncerMD(ns, "alpha", osp, "1"))
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
-	token := fetchToken(t, bootstrap)
+	token := kubeletToken(t, ns, "alpha")
 	tokens := env.kube.CoreV1().Secrets("kube-system")
 	name := "bootstrap-token-" + strings.Split(token, ".")[0]
 	s, err := tokens.Get(context.Background(), name, metav1.GetOptions{})
@@ -247,15 +249,32 @@ func TestSyncerExtendsTokens(t *testing.T) {
 		}
 		return nil
 	})
-	// The extended token still works and the payload did not change.
-	if _, err := asToken(t, token).CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
-		fmt.Sprintf("alpha-%s-provisioning-config", ns), metav1.GetOptions{}); err != nil {
-		t.Errorf("extended token: %v", err)
+	// The extended token still authenticates and the payload did not change.
+	if user := whoAmI(t, token); user.Username != "system:bootstrap:"+strings.Split(token, ".")[0] {
+		t.Errorf("extended token authenticates as %q", user.Username)
 	}
 	now, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
 	if err != nil || now.ResourceVersion != bootstrap.ResourceVersion {
 		t.Errorf("bootstrap payload rewritten by a token extension (%v)", err)
 	}
+}
+
+// kubeletTokenRE finds the token in the kubelet's bootstrap kubeconfig.
+var kubeletTokenRE = regexp.MustCompile(`token: ([a-z0-9]{6}\.[a-z0-9]{16})`)
+
+// kubeletToken returns the kubelet bootstrap token of MD ns/md.
+func kubeletToken(t *testing.T, ns, md string) string {
+	t.Helper()
+	s, err := env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
+		machinecontroller.KubeletBootstrapSecretName(md, ns), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := kubeletTokenRE.FindSubmatch(s.Data[machinecontroller.KubeconfigDataKey])
+	if m == nil {
+		t.Fatalf("no token in the kubelet bootstrap kubeconfig:\n%s", s.Data[machinecontroller.KubeconfigDataKey])
+	}
+	return string(m[1])
 }
 
 func TestSyncerLeaderFailoverConverges(t *testing.T) {

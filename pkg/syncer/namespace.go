@@ -1,0 +1,154 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+// The syncer's own access to cloud-init-settings is a RoleBinding there of a
+// ClusterRole (artifacts/deploy): deleting the namespace deletes the binding
+// but not the role, and the syncer, allowed to create namespaces and to bind
+// that one ClusterRole, recreates both.
+const (
+	// AccessClusterRole holds what the syncer may do in cloud-init-settings.
+	AccessClusterRole = "osm-apiserver:syncer-cloud-init-settings"
+	// AccessRoleBinding binds AccessClusterRole to the syncer there.
+	AccessRoleBinding = "osm-apiserver:syncer-cloud-init-settings"
+)
+
+// namespaceWaitRetry is how soon a namespace that is being deleted is looked
+// at again; its deletion event also wakes the syncer.
+const namespaceWaitRetry = time.Second
+
+// runNamespace keeps cloud-init-settings and the syncer's access to it until
+// ctx ends. It runs beside the MachineDeployment workers and before them: the
+// informers of the namespace's contents cannot list without that access.
+func (c *Controller) runNamespace(ctx context.Context) {
+	if !cache.WaitForNamedCacheSync("osm-syncer-namespace", ctx.Done(), c.owned.namespace.HasSynced) {
+		return
+	}
+	for {
+		key, shutdown := c.namespaceQueue.Get()
+		if shutdown {
+			return
+		}
+		retry, err := c.syncNamespace(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			klog.FromContext(ctx).Error(err, "Failed to restore the namespace", "namespace", machinecontroller.CloudInitSettingsNamespace)
+			c.namespaceQueue.AddRateLimited(key)
+		case retry > 0:
+			c.namespaceQueue.Forget(key)
+			c.namespaceQueue.AddAfter(key, retry)
+		default:
+			c.namespaceQueue.Forget(key)
+		}
+		c.namespaceQueue.Done(key)
+	}
+}
+
+// syncNamespace creates cloud-init-settings when it is missing and binds the
+// syncer's access there; once the namespace is usable, every
+// MachineDeployment is synced again. While it is being deleted, syncs of
+// MachineDeployments wait: nothing can be created in it.
+func (c *Controller) syncNamespace(ctx context.Context) (retry time.Duration, err error) {
+	name := machinecontroller.CloudInitSettingsNamespace
+	ns, err := c.owned.namespaces().Get(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		c.namespaceReady.Store(false)
+		_, err = c.cfg.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// Our cache is behind, or it is being deleted: its events follow.
+			return namespaceWaitRetry, nil
+		case err != nil:
+			return 0, fmt.Errorf("failed to create namespace %s: %w", name, err)
+		}
+		klog.FromContext(ctx).Info("Created namespace", "namespace", name)
+	case err != nil:
+		return 0, err
+	case ns.DeletionTimestamp != nil:
+		c.namespaceReady.Store(false)
+		return namespaceWaitRetry, nil
+	}
+	// A failure to bind the syncer's access is retried, but does not hold up
+	// the MDs: the syncer may have access granted otherwise.
+	restored, err := c.ensureOwnAccess(ctx)
+	if !c.namespaceReady.Swap(true) || restored {
+		c.enqueueAll()
+	}
+	return 0, err
+}
+
+// ensureOwnAccess binds AccessClusterRole to the syncer in cloud-init-settings
+// unless a binding of that name exists; restored says it created one. A syncer
+// not allowed to bind it (a deployment granting its access otherwise) carries on
+// without.
+func (c *Controller) ensureOwnAccess(ctx context.Context) (restored bool, err error) {
+	subject, err := c.self(ctx)
+	if err != nil || subject == nil {
+		return false, err
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      AccessRoleBinding,
+			Namespace: machinecontroller.CloudInitSettingsNamespace,
+			Labels:    map[string]string{"app.kubernetes.io/name": "osm-apiserver"},
+		},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AccessClusterRole},
+		Subjects: []rbacv1.Subject{*subject},
+	}
+	_, err = c.cfg.Client.RbacV1().RoleBindings(binding.Namespace).Create(ctx, binding, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).Info("Restored the syncer's access", "roleBinding", klog.KObj(binding), "subject", subject.Name)
+		return true, nil
+	case apierrors.IsForbidden(err):
+		klog.FromContext(ctx).V(2).Info("Not allowed to bind the syncer's access role, relying on access granted otherwise",
+			"roleBinding", klog.KObj(binding), "err", err.Error())
+	case !apierrors.IsAlreadyExists(err):
+		return false, fmt.Errorf("failed to create role binding %s/%s: %w", binding.Namespace, binding.Name, err)
+	}
+	return false, nil
+}
+
+// self returns the RBAC subject the syncer authenticates as, from a
+// SelfSubjectReview; nil when the cluster does not say. Only the namespace
+// worker calls it.
+func (c *Controller) self(ctx context.Context) (*rbacv1.Subject, error) {
+	if c.selfKnown {
+		return c.selfSubject, nil
+	}
+	review, err := c.cfg.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to find out who the syncer is: %w", err)
+	}
+	c.selfSubject, c.selfKnown = subjectOf(review.Status.UserInfo.Username), true
+	return c.selfSubject, nil
+}
+
+// subjectOf is the RBAC subject of a user name; nil for none.
+func subjectOf(username string) *rbacv1.Subject {
+	if username == "" {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(username, "system:serviceaccount:"); ok {
+		if ns, name, ok := strings.Cut(rest, ":"); ok {
+			return &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+		}
+	}
+	return &rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: username}
+}

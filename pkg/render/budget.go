@@ -12,9 +12,10 @@ import (
 // and template call (instrument.go), and in every function it calls
 // (funcwrap.go), which also refuse to produce values larger than the budget
 // allows before they allocate them.
+// renderTime bounds one Render, from the first template executed.
+var renderTime = time.Second
+
 const (
-	// renderTime bounds one Render, from the first template executed.
-	renderTime = time.Second
 	// maxIterations bounds range iterations and template calls together.
 	maxIterations = 100_000
 	// maxCallDepth bounds nested {{ template }} calls.

@@ -90,6 +90,10 @@ var budgetFuncs = map[string]func(s *slot) any{
 	},
 	fnKeep: func(s *slot) any {
 		return func(vs ...any) (bool, error) {
+			// Methods (of times, versions) run without a clock of their own.
+			if err := s.b.clock(); err != nil {
+				return false, err
+			}
 			for _, v := range vs {
 				if str, ok := v.(string); ok {
 					if err := s.b.produce("a variable", int64(len(str))); err != nil {

@@ -144,12 +144,11 @@ func checkChunk(_ *budget, _ string, args []reflect.Value) error {
 
 // checkDictKeys: dict prints its keys.
 func checkDictKeys(_ *budget, name string, args []reflect.Value) error {
+	keys := make([]reflect.Value, 0, (len(args)+1)/2)
 	for i := 0; i < len(args); i += 2 {
-		if err := readable(name, args[i]); err != nil {
-			return err
-		}
+		keys = append(keys, args[i])
 	}
-	return nil
+	return readable(name, keys)
 }
 
 // checkSet charges the entry set adds to the dict.

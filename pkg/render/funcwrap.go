@@ -31,10 +31,8 @@ func wrap(name string, fn any, l *funcLimit, s *slot) any {
 		if l.deep || l.check != nil {
 			flat := flatten(args, variadic)
 			if l.deep {
-				for _, a := range flat {
-					if err := readable(name, a); err != nil {
-						return fail(err)
-					}
+				if err := readable(name, flat); err != nil {
+					return fail(err)
 				}
 			}
 			if l.check != nil {
@@ -87,24 +85,19 @@ func flatten(args []reflect.Value, variadic bool) []reflect.Value {
 	return flat
 }
 
-// readable fails for an argument too large or too deeply nested to be read
-// whole: printing a list that holds one big text a thousand times would
-// build a thousand copies, a dict set into itself would never end.
-func readable(name string, v reflect.Value) error {
-	for v.Kind() == reflect.Interface && !v.IsNil() {
-		v = v.Elem()
-	}
-	switch v.Kind() {
-	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer:
-	default:
-		return nil
-	}
-	n, err := valueSize(v.Interface(), maxValue)
-	if err != nil {
-		return err
-	}
-	if n > maxValue {
-		return exceeded("%s would read a value of more than %s", name, sizeString(maxValue))
+// readable fails for arguments too large or too deeply nested to be read
+// whole, together: printing a list that holds one big text a thousand times
+// would build a thousand copies, a dict set into itself would never end.
+func readable(name string, args []reflect.Value) error {
+	var total int64
+	for _, a := range args {
+		n, err := valueSize(a.Interface(), maxValue-total)
+		if err != nil {
+			return err
+		}
+		if total += n; total > maxValue {
+			return exceeded("%s would read more than %s", name, sizeString(maxValue))
+		}
 	}
 	return nil
 }

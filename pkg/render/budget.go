@@ -28,7 +28,7 @@ const (
 	// function reads deeply.
 	maxNesting = 100
 	// maxProduced bounds all values the functions of one render produce.
-	maxProduced = 64 << 20
+	maxProduced = 32 << 20
 	// maxRenderOutput bounds the output of all templates of one render: twice
 	// what a Secret (the provisioning payload's) can hold.
 	maxRenderOutput = 2 << 20

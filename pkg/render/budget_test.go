@@ -74,7 +74,7 @@ func TestBudgetKeepsOutputs(t *testing.T) {
 			t.Fatalf("%s: %v", text, err)
 		}
 		var got bytes.Buffer
-		if err := newExecutable(parsed).execute(&got, data, newBudget()); err != nil {
+		if err := mustExecutable(t, parsed).execute(&got, data, newBudget()); err != nil {
 			t.Errorf("%s: %v", text, err)
 			continue
 		}
@@ -95,13 +95,22 @@ func TestRemovedFunctions(t *testing.T) {
 	}
 	for _, text := range []string{`{{ dateInZone "2006" 0 "Local" }}`, `{{ htmlDateInZone 0 "Europe/Berlin" }}`} {
 		parsed := template.Must(template.New("t").Funcs(funcMap).Parse(text))
-		if err := newExecutable(parsed).execute(&bytes.Buffer{}, nil, newBudget()); err == nil || !strings.Contains(err.Error(), "UTC only") {
+		if err := mustExecutable(t, parsed).execute(&bytes.Buffer{}, nil, newBudget()); err == nil || !strings.Contains(err.Error(), "UTC only") {
 			t.Errorf("%s: %v, want UTC only", text, err)
 		}
 	}
 	parsed := template.Must(template.New("t").Funcs(funcMap).Parse(`{{ date "2006-01-02 15:04 MST" 86400 }}|{{ dateInZone "15:04" 0 "UTC" }}|{{ (toDate "2006-01-02" "2024-05-01").Location }}`))
 	var out bytes.Buffer
-	if err := newExecutable(parsed).execute(&out, nil, newBudget()); err != nil || out.String() != "1970-01-02 00:00 UTC|00:00|UTC" {
+	if err := mustExecutable(t, parsed).execute(&out, nil, newBudget()); err != nil || out.String() != "1970-01-02 00:00 UTC|00:00|UTC" {
 		t.Errorf("dates: %q, %v; want UTC", out.String(), err)
 	}
+}
+
+func mustExecutable(t *testing.T, parsed *template.Template) *executable {
+	t.Helper()
+	e, err := newExecutable(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -89,7 +89,11 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 			return cc, templateError(ospName, kind+" template "+name, name, err)
 		}
 		deps := analyze(t)
-		cc.named = append(cc.named, compiledTemplate{name: name, exec: newExecutable(t), deps: deps, memo: newMemo()})
+		exec, err := newExecutable(t)
+		if err != nil {
+			return cc, templateError(ospName, kind+" template "+name, name, err)
+		}
+		cc.named = append(cc.named, compiledTemplate{name: name, exec: exec, deps: deps, memo: newMemo()})
 		names[name] = true
 	}
 
@@ -111,9 +115,13 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 			perms = defaultFilePermissions
 		}
 		deps := analyze(t)
+		exec, err := newExecutable(t)
+		if err != nil {
+			return cc, templateError(ospName, kind+" file "+f.Path, f.Path, err)
+		}
 		cc.files = append(cc.files, compiledFile{
 			path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding,
-			exec: newExecutable(t), deps: deps, memo: newMemo(),
+			exec: exec, deps: deps, memo: newMemo(),
 		})
 	}
 	return cc, nil

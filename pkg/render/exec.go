@@ -29,11 +29,14 @@ type binding struct {
 }
 
 // newExecutable instruments t (see instrument.go) and prepares its bindings.
-func newExecutable(t *template.Template) *executable {
+func newExecutable(t *template.Template) (*executable, error) {
+	if err := checkArgs(t); err != nil {
+		return nil, err
+	}
 	instrument(t)
 	e := &executable{parsed: t, funcs: calledFuncs(t)}
 	e.pool.New = func() any { return e.bind() }
-	return e
+	return e, nil
 }
 
 func (e *executable) bind() *binding {
@@ -69,6 +72,7 @@ func (e *executable) execute(w io.Writer, data any, b *budget) error {
 
 // budgetFuncs are the functions instrument.go adds to templates.
 var budgetFuncs = map[string]func(s *slot) any{
+	fnClock:   func(s *slot) any { return func() (bool, error) { return false, s.b.clock() } },
 	fnIterate: func(s *slot) any { return func() (bool, error) { return false, s.b.iterate() } },
 	fnEnter:   func(s *slot) any { return func() (bool, error) { return false, s.b.enter() } },
 	fnLeave:   func(s *slot) any { return func() bool { s.b.leave(); return false } },
@@ -90,10 +94,6 @@ var budgetFuncs = map[string]func(s *slot) any{
 	},
 	fnKeep: func(s *slot) any {
 		return func(vs ...any) (bool, error) {
-			// Methods (of times, versions) run without a clock of their own.
-			if err := s.b.clock(); err != nil {
-				return false, err
-			}
 			for _, v := range vs {
 				if str, ok := v.(string); ok {
 					if err := s.b.produce("a variable", int64(len(str))); err != nil {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"text/template"
 	"text/template/parse"
 )
@@ -9,6 +10,10 @@ import (
 // call the budget's functions (exec.go binds them to the render's budget) are
 // added where a template can spend without bound.
 //
+//   - every action, if, with, range and template call is preceded by
+//     {{ if _osmClock }}{{ end }}, which fails once the render is out of
+//     time: no sequence of actions runs on unchecked (maxArgs bounds what one
+//     action can do);
 //   - every range body starts with {{ if _osmIterate }}{{ end }}: iterations
 //     over lists, dicts, integers, channels and iterators are counted alike;
 //   - a template that {{ template }} calls starts with _osmEnter and ends
@@ -24,6 +29,7 @@ import (
 // The added nodes carry the position of the node they guard, so an error
 // names its line. Their names cannot be written in a template.
 const (
+	fnClock     = "_osmClock"
 	fnIterate   = "_osmIterate"
 	fnEnter     = "_osmEnter"
 	fnLeave     = "_osmLeave"
@@ -64,8 +70,12 @@ func instrumentList(l *parse.ListNode, sc scope) []parse.Node {
 	if l == nil {
 		return nil
 	}
-	out := make([]parse.Node, 0, len(l.Nodes))
+	out := make([]parse.Node, 0, 2*len(l.Nodes))
 	for _, node := range l.Nodes {
+		switch node.(type) {
+		case *parse.ActionNode, *parse.IfNode, *parse.WithNode, *parse.RangeNode, *parse.TemplateNode:
+			out = append(out, budgetCall(node.Position(), fnClock))
+		}
 		switch n := node.(type) {
 		case *parse.ActionNode:
 			switch {
@@ -156,6 +166,78 @@ func pipe(pos parse.Pos, line int, args ...parse.Node) *parse.PipeNode {
 
 func variable(pos parse.Pos, name string) *parse.VariableNode {
 	return &parse.VariableNode{NodeType: parse.NodeVariable, Pos: pos, Ident: []string{name}}
+}
+
+// maxArgs bounds the arguments of one action, in all its commands: the
+// clock is checked between actions, and a builtin such as eq compares texts
+// of megabytes in one call.
+const maxArgs = 256
+
+// checkArgs fails for an action of t with more than maxArgs arguments.
+func checkArgs(t *template.Template) error {
+	for _, tt := range t.Templates() {
+		if tt.Tree == nil {
+			continue
+		}
+		var err error
+		walkPipes(tt.Root, func(p *parse.PipeNode) {
+			if err == nil && countArgs(p) > maxArgs {
+				location, _ := tt.ErrorContext(p)
+				err = fmt.Errorf("template: %s: an action with more than %d arguments", location, maxArgs)
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countArgs(p *parse.PipeNode) int {
+	n := 0
+	for _, cmd := range p.Cmds {
+		for _, arg := range cmd.Args {
+			n++
+			switch a := arg.(type) {
+			case *parse.PipeNode:
+				n += countArgs(a)
+			case *parse.ChainNode:
+				if inner, ok := a.Node.(*parse.PipeNode); ok {
+					n += countArgs(inner)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// walkPipes calls f with the pipeline of every node of l.
+func walkPipes(l *parse.ListNode, f func(*parse.PipeNode)) {
+	if l == nil {
+		return
+	}
+	for _, node := range l.Nodes {
+		switch n := node.(type) {
+		case *parse.ActionNode:
+			f(n.Pipe)
+		case *parse.TemplateNode:
+			if n.Pipe != nil {
+				f(n.Pipe)
+			}
+		case *parse.IfNode:
+			walkBranchPipes(&n.BranchNode, f)
+		case *parse.RangeNode:
+			walkBranchPipes(&n.BranchNode, f)
+		case *parse.WithNode:
+			walkBranchPipes(&n.BranchNode, f)
+		}
+	}
+}
+
+func walkBranchPipes(n *parse.BranchNode, f func(*parse.PipeNode)) {
+	f(n.Pipe)
+	walkPipes(n.List, f)
+	walkPipes(n.ElseList, f)
 }
 
 // walkTemplateCalls records the names {{ template }} calls in l.

@@ -90,7 +90,7 @@ func (b *budget) leave() { b.depth-- }
 // produce charges a value of n bytes a function produced.
 func (b *budget) produce(fn string, n int64) error {
 	if n > maxValue {
-		return exceeded("%s would produce %s, more than %s", fn, sizeString(n), sizeString(maxValue))
+		return exceeded("%s would produce %s", fn, beyond(n, maxValue))
 	}
 	b.produced += n
 	if b.produced > maxProduced {
@@ -106,6 +106,15 @@ func (b *budget) write(n int) error {
 		return exceeded("templates wrote more than %s", sizeString(maxRenderOutput))
 	}
 	return nil
+}
+
+// beyond says that n bytes are more than limit: "9.31 GiB, more than 4 MiB",
+// or "more than 4 MiB" when n prints as the limit.
+func beyond(n, limit int64) string {
+	if sizeString(n) == sizeString(limit) {
+		return "more than " + sizeString(limit)
+	}
+	return sizeString(n) + ", more than " + sizeString(limit)
 }
 
 // sizeString prints a byte count for error messages: "4 MiB", "1.5 GiB", "120 B".

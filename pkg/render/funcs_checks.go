@@ -13,7 +13,7 @@ import (
 // tooLarge fails when a function would produce n bytes, more than one value may hold.
 func tooLarge(name string, n float64) error {
 	if n > maxValue {
-		return exceeded("%s would produce %s, more than %s", name, sizeString(int64(min(n, math.MaxInt64))), sizeString(maxValue))
+		return exceeded("%s would produce %s", name, beyond(int64(min(n, math.MaxInt64)), maxValue))
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func (s *sizer) add(v reflect.Value, depth int) {
 			}
 		}
 	default:
-		s.size += 24 // numbers, bools
+		s.size += 8 // numbers and bools, as most print
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"text/template"
-	"text/template/parse"
 )
 
 // executable is a parsed and instrumented template set. It is never executed
@@ -104,64 +103,6 @@ var budgetFuncs = map[string]func(s *slot) any{
 			return false, nil
 		}
 	},
-}
-
-// calledFuncs lists the functions the templates of t call.
-func calledFuncs(t *template.Template) []string {
-	seen := map[string]bool{}
-	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			walkIdentifiers(tt.Root, seen)
-		}
-	}
-	names := make([]string, 0, len(seen))
-	for name := range seen {
-		names = append(names, name)
-	}
-	return names
-}
-
-func walkIdentifiers(n parse.Node, seen map[string]bool) {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n != nil {
-			for _, c := range n.Nodes {
-				walkIdentifiers(c, seen)
-			}
-		}
-	case *parse.ActionNode:
-		walkIdentifiers(n.Pipe, seen)
-	case *parse.IfNode:
-		walkBranch(&n.BranchNode, seen)
-	case *parse.RangeNode:
-		walkBranch(&n.BranchNode, seen)
-	case *parse.WithNode:
-		walkBranch(&n.BranchNode, seen)
-	case *parse.TemplateNode:
-		walkIdentifiers(n.Pipe, seen)
-	case *parse.PipeNode:
-		if n != nil {
-			for _, cmd := range n.Cmds {
-				walkIdentifiers(cmd, seen)
-			}
-		}
-	case *parse.CommandNode:
-		for _, arg := range n.Args {
-			walkIdentifiers(arg, seen)
-		}
-	case *parse.ChainNode:
-		walkIdentifiers(n.Node, seen)
-	case *parse.IdentifierNode:
-		seen[n.Ident] = true
-	}
-}
-
-func walkBranch(n *parse.BranchNode, seen map[string]bool) {
-	walkIdentifiers(n.Pipe, seen)
-	walkIdentifiers(n.List, seen)
-	if n.ElseList != nil {
-		walkIdentifiers(n.ElseList, seen)
-	}
 }
 
 // budgetLine returns the budget error in err and the line of the template

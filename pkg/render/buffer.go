@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"sync"
 )
 
@@ -13,7 +12,7 @@ const maxOutput = 4 << 20
 // limitedBuffer is the buffer templates execute into.
 type limitedBuffer struct{ bytes.Buffer }
 
-var errOutputTooLarge = fmt.Errorf("output exceeds %d bytes", maxOutput)
+var errOutputTooLarge = exceeded("a template wrote more than %s", sizeString(maxOutput))
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if b.Len()+len(p) > maxOutput {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"text/template"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -14,11 +15,13 @@ import (
 const defaultFilePermissions = 644
 
 // compiledOSP is an OSP's templates parsed for one container runtime. It is
-// immutable once built and shared by concurrent renders.
+// immutable once built and shared by concurrent renders, except for failed,
+// which a render that exceeded its budget sets (budget.go).
 type compiledOSP struct {
 	name         string
 	bootstrap    compiledConfig
 	provisioning compiledConfig
+	failed       atomic.Pointer[error]
 }
 
 // compiledConfig is one of an OSP's two configs, parsed.
@@ -32,7 +35,7 @@ type compiledConfig struct {
 
 type compiledTemplate struct {
 	name string
-	tmpl *template.Template
+	exec *executable
 	deps templateDeps
 	memo *memo
 }
@@ -41,7 +44,7 @@ type compiledFile struct {
 	path        string
 	permissions int32
 	encoding    string
-	tmpl        *template.Template
+	exec        *executable
 	deps        templateDeps
 	memo        *memo
 }
@@ -85,7 +88,12 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if err != nil {
 			return cc, templateError(ospName, kind+" template "+name, name, err)
 		}
-		cc.named = append(cc.named, compiledTemplate{name: name, tmpl: t, deps: analyze(t), memo: newMemo()})
+		deps := analyze(t)
+		exec, err := newExecutable(t)
+		if err != nil {
+			return cc, templateError(ospName, kind+" template "+name, name, err)
+		}
+		cc.named = append(cc.named, compiledTemplate{name: name, exec: exec, deps: deps, memo: newMemo()})
 		names[name] = true
 	}
 
@@ -106,18 +114,36 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if perms == 0 {
 			perms = defaultFilePermissions
 		}
+		deps := analyze(t)
+		exec, err := newExecutable(t)
+		if err != nil {
+			return cc, templateError(ospName, kind+" file "+f.Path, f.Path, err)
+		}
 		cc.files = append(cc.files, compiledFile{
 			path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding,
-			tmpl: t, deps: analyze(t), memo: newMemo(),
+			exec: exec, deps: deps, memo: newMemo(),
 		})
 	}
 	return cc, nil
 }
 
+// maxErrorMessage bounds the text of a template's error.
+const maxErrorMessage = 1 << 10
+
 // templateError names the OSP, what was rendered and the template line:
 // `osp-ubuntu: provisioningConfig file /opt/bin/setup: template: line 12: function "foo" not defined`.
 func templateError(ospName, what, tmplName string, err error) error {
+	if be, line, ok := budgetLine(err, tmplName); ok {
+		if line == "" {
+			return fmt.Errorf("%s: %s: %w", ospName, what, be)
+		}
+		return fmt.Errorf("%s: %s: template: line %s: %w", ospName, what, line, be)
+	}
 	msg := err.Error()
+	if len(msg) > maxErrorMessage {
+		// {{ fail }} takes any text; errors are kept and shown in the OSC.
+		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
+	}
 	if rest, ok := strings.CutPrefix(msg, "template: "+tmplName+":"); ok {
 		line, rest, _ := strings.Cut(rest, ":")
 		// Execution errors carry a column and repeat the template's name.

@@ -20,13 +20,43 @@ import (
 // out of the way of sprig and of anything an OSP could call by accident.
 const namedTemplateFunc = "_osmTemplate"
 
-// funcMap is built once: sprig.TxtFuncMap allocates a fresh map of ~200
-// functions on every call.
-var funcMap = buildFuncMap()
+// removedFuncs are sprig's functions templates cannot call: they read the
+// server's environment, files or the network, or take unbounded time or
+// memory in one call that no budget can interrupt (docs/templates.md).
+var removedFuncs = []string{
+	"env", "expandenv", // the server's environment
+	"getHostByName", // the network
+	// Key generation: DSA parameters take minutes, RSA seconds, scrypt 32 MiB.
+	"genPrivateKey", "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey",
+	"genSignedCert", "genSignedCertWithKey", "derivePassword",
+}
 
-func buildFuncMap() template.FuncMap {
+// templateFuncs are the functions templates can call, each with how it is
+// bounded (funcset.go); funcMap is the same set for the parser. Both are built
+// once: sprig.TxtFuncMap allocates a fresh map of ~200 functions on every call.
+var templateFuncs, funcMap = buildFuncs()
+
+func buildFuncs() (map[string]templateFunc, template.FuncMap) {
 	m := sprig.TxtFuncMap()
-	extra := template.FuncMap{
+	for _, name := range removedFuncs {
+		delete(m, name)
+	}
+	for name, fn := range ourFuncs() {
+		m[name] = fn
+	}
+	funcs := make(map[string]templateFunc, len(m)+len(boundFuncs))
+	for name, fn := range m {
+		funcs[name] = templateFunc{fn: fn, limit: limitOf(name)}
+	}
+	for name, f := range boundFuncs {
+		funcs[name] = templateFunc{bound: f}
+	}
+	return funcs, m
+}
+
+// ourFuncs replace or add to sprig's.
+func ourFuncs() template.FuncMap {
+	return template.FuncMap{
 		"toToml":          toTOML,
 		"fromToml":        fromTOML,
 		"toYaml":          toYAML,
@@ -39,11 +69,19 @@ func buildFuncMap() template.FuncMap {
 		// OSPs compare the kubelet version with semverCompare many times per
 		// render; parsing constraint and version dominated the render's cost.
 		"semverCompare": semverCompareCached,
+		"uniq":          uniqList,
+		"mustUniq":      uniqList,
+		// Dates are UTC: the server's time zone is part of its environment.
+		"now": nowUTC, "date": dateUTC, "htmlDate": htmlDateUTC, "toDate": toDateUTC, "mustToDate": mustToDateUTC,
+		"dateInZone": dateInZone, "date_in_zone": dateInZone, "htmlDateInZone": htmlDateInZone,
+		// Regular expressions with their work and results bounded (funcs_regex.go).
+		"regexMatch": regexMatch, "mustRegexMatch": regexMatch,
+		"regexFind": regexFind, "mustRegexFind": regexFind,
+		"regexFindAll": regexFindAll, "mustRegexFindAll": regexFindAll,
+		"regexSplit": regexSplit, "mustRegexSplit": regexSplit,
+		"regexReplaceAll": regexReplaceAll, "mustRegexReplaceAll": regexReplaceAll,
+		"regexReplaceAllLiteral": regexReplaceAllLiteral, "mustRegexReplaceAllLiteral": regexReplaceAllLiteral,
 	}
-	for name, fn := range extra {
-		m[name] = fn
-	}
-	return m
 }
 
 // The conversion functions below tolerate errors the way OSPs written for the

@@ -26,6 +26,17 @@ func newMemo() *memo {
 	return lru.New[memoKey, string](memoSize)
 }
 
+// maxMemoized bounds the outputs kept: OSP files are a few KiB, and an OSP's
+// author must not fill the server's memory with outputs kept for every MD.
+const maxMemoized = 64 << 10
+
+// remember keeps out as the output for key unless it is too large.
+func remember(m *memo, key memoKey, out string) {
+	if len(out) <= maxMemoized {
+		m.Add(key, out)
+	}
+}
+
 var memoSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 // dualHash feeds the same bytes to two independently seeded hashes.

@@ -76,11 +76,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	boot, err := compiled.bootstrap.render(compiled.name, data)
-	if err != nil {
-		return nil, err
-	}
-	prov, err := compiled.provisioning.render(compiled.name, data)
+	boot, prov, err := compiled.render(data)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +135,30 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	return res, nil
 }
 
+// render executes the templates of both configs within one budget. A
+// revision that exceeded its budget once fails at once ever after: renders
+// for the OSP's other MachineDeployments would spend the same, and the
+// syncer and the API must not wait for them.
+func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err error) {
+	if failed := c.failed.Load(); failed != nil {
+		return boot, prov, *failed
+	}
+	b := newBudget()
+	if boot, err = c.bootstrap.render(c.name, data, b); err == nil {
+		prov, err = c.provisioning.render(c.name, data, b)
+	}
+	var be *budgetError
+	if errors.As(err, &be) {
+		err = fmt.Errorf("%w (not rendered again for this revision of the OSP)", err)
+		c.failed.CompareAndSwap(nil, &err)
+		return boot, prov, *c.failed.Load()
+	}
+	return boot, prov, err
+}
+
 // render executes one config's templates: named templates first, then files.
 // Pure templates whose inputs match an earlier render reuse its output.
-func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConfig, error) {
+func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (osm.OSCConfig, error) {
 	buf := bufPool.Get().(*limitedBuffer)
 	defer bufPool.Put(buf)
 	keys := newRenderKeys(data)
@@ -159,22 +176,25 @@ func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConf
 			}
 		}
 		buf.Reset()
-		if err := t.tmpl.Execute(buf, data); err != nil {
+		if err := t.exec.execute(buf, data, b); err != nil {
 			return osm.OSCConfig{}, templateError(ospName, c.kind+" template "+t.name, t.name, err)
 		}
 		out := wrapNamedOutput(buf.String())
 		data.named[t.name] = out
 		if memoized {
-			t.memo.Add(key, out)
+			remember(t.memo, key, out)
 		}
 	}
 
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		content, err := f.execute(ospName, c.kind, data, keys, buf)
+		content, err := f.execute(ospName, c.kind, data, keys, buf, b)
 		if err != nil {
 			return osm.OSCConfig{}, err
+		}
+		if err := b.write(len(content)); err != nil {
+			return osm.OSCConfig{}, fmt.Errorf("%s: %s file %s: %w", ospName, c.kind, f.path, err)
 		}
 		out.Files = append(out.Files, osm.File{
 			Path:        f.path,
@@ -192,7 +212,7 @@ func (c *compiledConfig) render(ospName string, data *templateData) (osm.OSCConf
 	return out, nil
 }
 
-func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *renderKeys, buf *limitedBuffer) (string, error) {
+func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *renderKeys, buf *limitedBuffer, b *budget) (string, error) {
 	key, memoized := keys.key(&f.deps)
 	if memoized {
 		if out, ok := f.memo.Get(key); ok {
@@ -200,12 +220,12 @@ func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *r
 		}
 	}
 	buf.Reset()
-	if err := f.tmpl.Execute(buf, data); err != nil {
+	if err := f.exec.execute(buf, data, b); err != nil {
 		return "", templateError(ospName, kind+" file "+f.path, f.path, err)
 	}
 	out := buf.String()
 	if memoized {
-		f.memo.Add(key, out)
+		remember(f.memo, key, out)
 	}
 	return out, nil
 }

@@ -37,8 +37,13 @@ const (
 	maxParsed = 256 << 10
 )
 
-// budgetError is a render that exceeded its budget.
-type budgetError struct{ msg string }
+// budgetError is a render that exceeded its budget. A render that ran out of
+// time may have been slowed by a busy machine rather than by its templates:
+// it is transient, every other limit counts work and fails the same way again.
+type budgetError struct {
+	msg       string
+	transient bool
+}
 
 func (e *budgetError) Error() string { return "render budget exceeded: " + e.msg }
 
@@ -62,7 +67,9 @@ func newBudget() *budget {
 // clock fails once the render has run out of time.
 func (b *budget) clock() error {
 	if time.Now().After(b.deadline) {
-		return exceeded("took longer than %s", renderTime)
+		err := exceeded("took longer than %s", renderTime)
+		err.transient = true
+		return err
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ type compiledOSP struct {
 	name         string
 	bootstrap    compiledConfig
 	provisioning compiledConfig
-	failed       atomic.Pointer[error]
+	failed       atomic.Pointer[revisionFailure]
 }
 
 // compiledConfig is one of an OSP's two configs, parsed.

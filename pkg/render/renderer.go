@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8c.io/machine-controller/sdk/providerconfig"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -135,13 +136,26 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	return res, nil
 }
 
+// revisionFailure is a budget failure a revision of an OSP keeps; one that ran
+// out of time is kept until retry, then the next render tries again.
+type revisionFailure struct {
+	err   error
+	retry time.Time // zero: for as long as the revision is cached
+}
+
+// retryTimedOut is how long a revision that ran out of time fails at once
+// before a render tries it again: long enough that a hanging OSP costs one
+// render time per minute, not one per MD; short enough that an OSP that was
+// only slowed by a busy machine renders again soon.
+const retryTimedOut = time.Minute
+
 // render executes the templates of both configs within one budget. A
-// revision that exceeded its budget once fails at once ever after: renders
-// for the OSP's other MachineDeployments would spend the same, and the
-// syncer and the API must not wait for them.
+// revision that exceeded its budget fails at once after that: renders for
+// the OSP's other MachineDeployments would spend the same, and the syncer
+// and the API must not wait for them.
 func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err error) {
-	if failed := c.failed.Load(); failed != nil {
-		return boot, prov, *failed
+	if f := c.failed.Load(); f != nil && (f.retry.IsZero() || time.Now().Before(f.retry)) {
+		return boot, prov, f.err
 	}
 	b := newBudget()
 	if boot, err = c.bootstrap.render(c.name, data, b); err == nil {
@@ -149,9 +163,16 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 	}
 	var be *budgetError
 	if errors.As(err, &be) {
-		err = fmt.Errorf("%w (not rendered again for this revision of the OSP)", err)
-		c.failed.CompareAndSwap(nil, &err)
-		return boot, prov, *c.failed.Load()
+		f := &revisionFailure{err: fmt.Errorf("%w (not rendered again for this revision of the OSP)", err)}
+		if be.transient {
+			f.retry = time.Now().Add(retryTimedOut)
+			f.err = fmt.Errorf("%w (tried again after %s)", err, retryTimedOut)
+		}
+		c.failed.Store(f)
+		return boot, prov, f.err
+	}
+	if err == nil && c.failed.Load() != nil {
+		c.failed.Store(nil) // a retry after running out of time succeeded
 	}
 	return boot, prov, err
 }

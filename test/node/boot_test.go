@@ -19,7 +19,7 @@ type boot struct {
 	ipFamily string
 	ipv6     bool   // the VM's network is dual-stack
 	podCIDRs string // the CNI installer's ranges on this node
-	reboot   bool   // reboot once Ready; the node must come back Ready
+	reboot   bool   // reboot once Ready; the node must come back Ready, with its addresses
 	edge     bool   // booted without user-data; the MD's join script is run in it
 }
 
@@ -27,7 +27,7 @@ var boots = []boot{
 	{name: "ipv4", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
 		podCIDRs: "10.244.1.0/24", reboot: true},
 	{name: "dual-stack", md: "ubuntu-dual", node: "ubuntu-dual-6c9d4-p7w2m", cloud: "kubevirt", ipFamily: "IPv4+IPv6", ipv6: true,
-		podCIDRs: "10.244.2.0/24,fd00:10:244:2::/64"},
+		podCIDRs: "10.244.2.0/24,fd00:10:244:2::/64", reboot: true},
 	{name: "edge", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4",
 		podCIDRs: "10.244.3.0/24", edge: true},
 }

@@ -51,11 +51,14 @@ func rebootNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, erro
 	}
 	readyAfter := time.Since(start)
 	progress("%s: Node %s Ready after the reboot in %d s", b.name, b.node, int(readyAfter.Seconds()))
-	err = waitFor(ctx, "pod pause-"+b.name+" Running after the reboot", podTimeout, func() (string, error) {
-		pending, _, err := podRunning(ctx, "pause-"+b.name, started)
+	err = waitFor(ctx, "pod pause-"+b.name+" Running after the reboot", podTimeout, func() (pending string, err error) {
+		pending, pod, err = podRunning(ctx, "pause-"+b.name, started)
 		return pending, err
 	})
 	if err != nil {
+		return 0, err
+	}
+	if err := checkFamilies(ctx, b, pod); err != nil {
 		return 0, err
 	}
 	if err := checkNotRerun(ctx, vm); err != nil {

@@ -41,4 +41,6 @@ hack/build-cluster-binaries.sh >/dev/null
 
 run=()
 [ -z "${OSM_NODE_TEST_RUN:-}" ] || run=(-run "$OSM_NODE_TEST_RUN")
-go test -count=1 -v -timeout 75m "${run[@]}" ./test/node/...
+# -p 1: go test streams a package's output (the progress of long waits) only when it
+# runs one test binary at a time.
+go test -count=1 -v -p 1 -timeout 75m "${run[@]}" ./test/node/...

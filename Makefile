@@ -9,7 +9,7 @@ IMAGE_DIR ?= _output/image
 IMAGEBUILD = $(GO) run ./hack/imagebuild --binary $(BIN) --image $(IMAGE) --output $(IMAGE_DIR) \
 	--version "$$(hack/version.sh version)" --revision "$$(hack/version.sh commit)" --created "$$(hack/version.sh date)"
 
-.PHONY: all build image image-push test test-unit test-e2e test-deps verify update bench demo demo-down clean
+.PHONY: all build image image-push test test-unit test-e2e node-test test-deps verify update bench demo demo-down clean
 
 all: build
 
@@ -38,12 +38,17 @@ test-deps:
 
 ## test-unit: unit tests with the race detector.
 test-unit:
-	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/...
+	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/...
 
 ## test-e2e: builds kube-apiserver/kubectl/etcd once (6-10 min, cached), then runs test/e2e.
 test-e2e:
 	@hack/build-cluster-binaries.sh >/dev/null
-	$(GO) test -count=1 -timeout 40m ./test/...
+	$(GO) test -count=1 -timeout 40m ./test/e2e/... ./test/image/...
+
+## node-test: boots node VMs (QEMU, installed when missing) against a local cluster;
+## one line per boot. The first run builds the node kit (6-10 min, cached). docs/node-test.md
+node-test:
+	@hack/node-test.sh
 
 ## verify: gofmt, go vet, golangci-lint, logcheck, package layers, generated code up to date.
 verify:

@@ -17,6 +17,13 @@
 #   OSM_MD_CRD             MachineDeployment and MachineSet CRD file (default: hack/testdata/machinedeployment-crd.yaml)
 #   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
 #                          so a killed test binary leaves no processes behind)
+#   OSM_KUBE_APISERVER_SANS extra subjectAltNames of kube-apiserver's serving cert, openssl
+#                          syntax (e.g. "IP:10.0.2.100"): addresses nodes dial (test/node)
+#   OSM_CLUSTER_INFO_SERVER the API server URL in kube-public/cluster-info, which nodes are
+#                          told to dial (default: https://127.0.0.1:<port>)
+#   OSM_CONTROLLER_MANAGER  1: also run kube-controller-manager (CSR signing and approving,
+#                          bootstrap tokens, ServiceAccounts, namespaces, garbage collector)
+#                          and the RBAC of kubelet TLS bootstrap (hack/lib/controller-manager.sh)
 #
 # osm-apiserver authenticates as its ServiceAccount would (a client cert for
 # system:serviceaccount:kube-system:osm-apiserver) with the RBAC of artifacts/deploy,
@@ -30,6 +37,8 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$REPO/hack/lib/procs.sh"
 # shellcheck source=hack/lib/certs.sh
 . "$REPO/hack/lib/certs.sh"
+# shellcheck source=hack/lib/controller-manager.sh
+. "$REPO/hack/lib/controller-manager.sh"
 
 [ -n "${OSM_CLUSTER_DIR:-}" ] || die "set OSM_CLUSTER_DIR to the state directory"
 mkdir -p "$OSM_CLUSTER_DIR"
@@ -130,7 +139,7 @@ kind: Config
 clusters:
 - name: ""
   cluster:
-    server: https://127.0.0.1:$KUBE_PORT
+    server: ${OSM_CLUSTER_INFO_SERVER:-https://127.0.0.1:$KUBE_PORT}
     certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")
 contexts: null
 current-context: ""
@@ -174,6 +183,7 @@ cmd_cluster() {
   OSM_PORT=""
   save_env
   bootstrap
+  if [ "${OSM_CONTROLLER_MANAGER:-}" = 1 ]; then controller_manager; fi
   if [ -n "${OSM_CLUSTER_WATCH_PID:-}" ]; then
     start_proc watchdog bash "$REPO/hack/local-cluster.sh" _watchdog "$OSM_CLUSTER_WATCH_PID"
   fi
@@ -188,7 +198,7 @@ cmd_down() {
   log "stopping the processes started from $DIR"
   # The watchdog calls down itself; it must not stop itself half-way.
   [ -n "${OSM_IN_WATCHDOG:-}" ] || stop_proc watchdog
-  stop_proc osm-apiserver kube-apiserver
+  stop_proc osm-apiserver kube-controller-manager kube-apiserver
   # Its data goes away with the state dir, so a graceful stop (~2 s) buys nothing.
   kill_proc etcd
   rm -rf "$DIR"
@@ -197,7 +207,7 @@ cmd_down() {
 cmd_status() {
   load_env
   local p
-  for p in etcd kube-apiserver osm-apiserver watchdog; do
+  for p in etcd kube-apiserver kube-controller-manager osm-apiserver watchdog; do
     if alive "$p"; then echo "$p: running (pid $(cat "$RUN/$p.pid"))"; else echo "$p: stopped"; fi
   done
   echo "kubeconfig: $KUBECONFIG_ADMIN"

@@ -41,7 +41,7 @@ make_pki() {
   new_ca front-proxy-ca "osm-local-front-proxy-ca"
   new_ca osm-ca "osm-apiserver-ca"
   new_cert ca kube-apiserver "/CN=kube-apiserver" serverAuth \
-    "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1"
+    "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1${OSM_KUBE_APISERVER_SANS:+,$OSM_KUBE_APISERVER_SANS}"
   new_cert ca admin "/O=system:masters/CN=local-admin" clientAuth
   new_cert front-proxy-ca front-proxy-client "/CN=front-proxy-client" clientAuth
   # osm-apiserver authenticates to kube-apiserver as its ServiceAccount would, so

@@ -1,0 +1,136 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
+)
+
+// boot is one VM the test boots as a node of its own MachineDeployment.
+type boot struct {
+	name     string // in the summary line
+	md       string
+	node     string // the machine's name, which the node must register under
+	cloud    string
+	ipFamily string
+	ipv6     bool   // the VM's network is dual-stack
+	podCIDRs string // the CNI installer's ranges on this node
+	reboot   bool   // reboot once Ready; the node must come back Ready, with its addresses
+	edge     bool   // booted without user-data; the MD's join script is run in it
+}
+
+var boots = []boot{
+	{name: "ipv4", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
+		podCIDRs: "10.244.1.0/24", reboot: true},
+	{name: "dual-stack", md: "ubuntu-dual", node: "ubuntu-dual-6c9d4-p7w2m", cloud: "kubevirt", ipFamily: "IPv4+IPv6", ipv6: true,
+		podCIDRs: "10.244.2.0/24,fd00:10:244:2::/64", reboot: true},
+	{name: "edge", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4",
+		podCIDRs: "10.244.3.0/24", edge: true},
+}
+
+// Bounds of the steps of a boot under TCG on a busy 2-core machine; a boot
+// normally needs a quarter of them.
+const (
+	agentTimeout      = 5 * time.Minute
+	edgeScriptTimeout = 15 * time.Minute
+	registerTimeout   = 20 * time.Minute
+	readyTimeout      = 10 * time.Minute
+	podTimeout        = 5 * time.Minute
+	rebootTimeout     = 10 * time.Minute
+)
+
+// TestBoots boots each VM in turn (they would only share two cores) and
+// reports one line per boot, and one for the reboot.
+func TestBoots(t *testing.T) {
+	for _, b := range boots {
+		t.Run(b.name, func(t *testing.T) {
+			if err := runBoot(t, b); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func runBoot(t *testing.T, b boot) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	defer cancel()
+	label := "node-test osp-ubuntu " + b.name
+	vm, err := startVM(ctx, b)
+	if err != nil {
+		report("%s: FAILED: %v", label, err)
+		return err
+	}
+	defer vm.Stop()
+	fail := func(err error) error {
+		report("%s: FAILED: %v", label, err)
+		diagnose(vm, b)
+		return err
+	}
+	readyAfter, err := joinNode(ctx, vm, b)
+	if err != nil {
+		return fail(err)
+	}
+	report("%s: Ready after %d s, pod Running", label, int(readyAfter.Seconds()))
+	if !b.reboot {
+		return nil
+	}
+	label += " reboot"
+	readyAfter, err = rebootNode(ctx, vm, b)
+	if err != nil {
+		return fail(fmt.Errorf("after the reboot: %w", err))
+	}
+	report("%s: Ready after %d s, pod Running", label, int(readyAfter.Seconds()))
+	return nil
+}
+
+// startVM creates the boot's MD, takes the user-data machine-controller would
+// pass (none for edge) and boots the VM.
+func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
+	if err := createMD(ctx, b); err != nil {
+		return nil, fmt.Errorf("MachineDeployment %s: %w", b.md, err)
+	}
+	var userData []byte
+	if !b.edge {
+		secret, err := bootstrapUserData(ctx, b.md)
+		if err != nil {
+			return nil, err
+		}
+		userData = nodevm.MachineUserData(secret, b.node)
+	}
+	k := env.kit
+	cfg := nodevm.Config{
+		Name:      b.node,
+		Dir:       filepath.Join(env.dir, "vms", b.name),
+		Kernel:    filepath.Join(k.dir, "vmlinuz"),
+		Initrd:    filepath.Join(k.dir, "initrd.img"),
+		Append:    k.cmdline,
+		BaseImage: filepath.Join(k.dir, "rootfs.img"),
+		UserData:  userData,
+		MetaData:  nodevm.MetaData(b.node, b.node),
+		MemoryMB:  2048,
+		CPUs:      2,
+		IPv6:      b.ipv6,
+		Accel:     nodevm.Accel(env.accel),
+		Forwards: []nodevm.Forward{
+			{GuestAddr: k.guestAddr, GuestPort: k.ports.apiserver, HostPort: atoi(env.kubePort)},
+			{GuestAddr: k.guestAddr, GuestPort: k.ports.mirror, HostPort: env.servers.port(env.servers.mirrorAddr)},
+			{GuestAddr: k.guestAddr, GuestPort: k.ports.registry, HostPort: env.servers.port(env.servers.registryAddr)},
+		},
+	}
+	vm, err := nodevm.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	progress("%s: VM %s started (%s, %d MiB, %d CPUs, IPv6 %v); serial console: %s", b.name, b.node, cfg.Accel, cfg.MemoryMB, cfg.CPUs, b.ipv6, vm.SerialLog)
+	return vm, nil
+}
+
+func atoi(s string) int {
+	var n int
+	_, _ = fmt.Sscan(s, &n)
+	return n
+}

@@ -1,0 +1,88 @@
+package nodevm
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestArgsNetwork(t *testing.T) {
+	c := Config{
+		Name: "n", Dir: "/d", Kernel: "/k", Initrd: "/i", MemoryMB: 2048, CPUs: 2, Accel: TCG,
+		Forwards: []Forward{{GuestAddr: "10.0.2.100", GuestPort: 6443, HostPort: 31000}, {GuestAddr: "10.0.2.100", GuestPort: 8080, HostPort: 31001}},
+	}
+	for _, tc := range []struct {
+		ipv6 bool
+		want string
+	}{
+		{false, "ipv6=off"},
+		{true, "ipv6=on"},
+	} {
+		c.IPv6 = tc.ipv6
+		args := c.Args()
+		i := slices.Index(args, "-netdev")
+		if i < 0 {
+			t.Fatalf("no -netdev in %q", args)
+		}
+		netdev := args[i+1]
+		for _, want := range []string{
+			"user,id=n0,restrict=on,ipv4=on,",
+			tc.want,
+			",guestfwd=tcp:10.0.2.100:6443-cmd:socat STDIO TCP:127.0.0.1:31000",
+			",guestfwd=tcp:10.0.2.100:8080-cmd:socat STDIO TCP:127.0.0.1:31001",
+		} {
+			if !strings.Contains(netdev, want) {
+				t.Errorf("-netdev %q lacks %q", netdev, want)
+			}
+		}
+		if strings.Count(netdev, "guestfwd=") != 2 {
+			t.Errorf("-netdev %q: want 2 forwards", netdev)
+		}
+	}
+}
+
+func TestArgsDisksAndAgent(t *testing.T) {
+	args := strings.Join(Config{Name: "n", Dir: "/d", MemoryMB: 1, CPUs: 1}.Args(), " ")
+	for _, want := range []string{
+		"file=/d/overlay.qcow2,format=qcow2,if=virtio",
+		"if=virtio,format=raw,readonly=on,file.driver=vvfat,file.dir=/d/seed,file.label=cidata",
+		"socket,id=qga0,path=/d/qga.sock,server=on,wait=off",
+		"name=org.qemu.guest_agent.0",
+		"-serial file:/d/serial.log",
+		"-append " + DefaultAppend,
+		"-accel tcg",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args lack %q:\n%s", want, args)
+		}
+	}
+}
+
+func TestDetectAccel(t *testing.T) {
+	const bare = "processor\t: 0\nflags\t\t: fpu vme vmx sse\n"
+	const guest = "processor\t: 0\nflags\t\t: fpu vme vmx sse hypervisor\n"
+	for _, tc := range []struct {
+		name    string
+		cpuinfo string
+		kvm     bool
+		want    Accel
+	}{
+		{"bare metal with /dev/kvm", bare, true, KVM},
+		{"bare metal without /dev/kvm", bare, false, TCG},
+		{"a VM with /dev/kvm (nested)", guest, true, TCG},
+		{"no flags", "processor: 0\n", true, TCG},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, reason, err := detect(tc.cpuinfo, tc.kvm)
+			if err != nil || got != tc.want || reason == "" {
+				t.Errorf("detect = %q, %q, %v; want %q with a reason", got, reason, err, tc.want)
+			}
+		})
+	}
+	if _, _, err := DetectAccel("hvf"); err == nil {
+		t.Error("DetectAccel(hvf): want an error")
+	}
+	if got, _, _ := DetectAccel("tcg"); got != TCG {
+		t.Errorf("DetectAccel(tcg) = %q", got)
+	}
+}

@@ -1,0 +1,103 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+)
+
+// servers are the two plain-HTTP servers the VMs reach through guestfwd: the
+// mirror of download sites over $KIT/mirror, and a container registry.
+// Both listen on 127.0.0.1 only and log every request for the diagnostics.
+type servers struct {
+	mirrorAddr, registryAddr string
+	mirrorLog, registryLog   string
+	closers                  []func()
+}
+
+func startServers(k *kit, dir string) (*servers, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &servers{mirrorLog: filepath.Join(dir, "mirror.log"), registryLog: filepath.Join(dir, "registry.log")}
+	mirrorLog, err := os.Create(s.mirrorLog)
+	if err != nil {
+		return nil, err
+	}
+	registryLog, err := os.Create(s.registryLog)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = mirrorLog.Close(); _ = registryLog.Close() })
+	mirror := logRequests(log.New(mirrorLog, "", log.LstdFlags), http.FileServer(http.Dir(filepath.Join(k.dir, "mirror"))))
+	if s.mirrorAddr, err = s.serve(mirror); err != nil {
+		s.close()
+		return nil, err
+	}
+	reg := registry.New(registry.Logger(log.New(registryLog, "", log.LstdFlags)))
+	if s.registryAddr, err = s.serve(reg); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// serve serves h on a free 127.0.0.1 port and returns the address.
+func (s *servers) serve(h http.Handler) (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(os.Stderr, "node-test: server on %s: %v\n", l.Addr(), err)
+		}
+	}()
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx) // the test is over; open downloads may be cut
+	})
+	return l.Addr().String(), nil
+}
+
+func (s *servers) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+func (s *servers) port(addr string) int {
+	_, p, _ := net.SplitHostPort(addr)
+	var n int
+	_, _ = fmt.Sscan(p, &n)
+	return n
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func logRequests(l *log.Logger, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, req)
+		l.Printf("%s %s %d", req.Method, req.URL.Path, rec.status)
+	})
+}

@@ -1,14 +1,10 @@
 package syncer
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -32,17 +28,7 @@ type PayloadInformer struct {
 func NewPayloadInformer(client kubernetes.Interface, wrap ...func(cache.ListerWatcher) cache.ListerWatcher) *PayloadInformer {
 	// The fetch tokens there are the token informer's.
 	selector := machinecontroller.ManagedSelector().String() + "," + machinecontroller.PurposeLabel + "!=" + tokens.PurposeFetch
-	secrets := client.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace)
-	var lw cache.ListerWatcher = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return secrets.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return secrets.Watch(ctx, o)
-		},
-	}, client)
+	lw := machinecontroller.NewSecretListWatch(client, machinecontroller.CloudInitSettingsNamespace, selector)
 	for _, w := range wrap {
 		lw = w(lw)
 	}

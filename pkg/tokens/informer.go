@@ -1,13 +1,8 @@
 package tokens
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -36,8 +31,8 @@ func NewInformer(client kubernetes.Interface, wrap ...Wrap) *Informer {
 		machinecontroller.ManagedByLabel: machinecontroller.ManagedByValue,
 		machinecontroller.PurposeLabel:   PurposeFetch,
 	}).String()
-	bootstrapLW := secretsListWatch(client, Namespace, machinecontroller.ManagedSelector().String())
-	fetchLW := secretsListWatch(client, FetchNamespace, fetchSelector)
+	bootstrapLW := machinecontroller.NewSecretListWatch(client, Namespace, machinecontroller.ManagedSelector().String())
+	fetchLW := machinecontroller.NewSecretListWatch(client, FetchNamespace, fetchSelector)
 	for _, w := range wrap {
 		if w.Bootstrap != nil {
 			bootstrapLW = w.Bootstrap(bootstrapLW)
@@ -54,21 +49,6 @@ func NewInformer(client kubernetes.Interface, wrap ...Wrap) *Informer {
 	_ = i.bootstrap.SetTransform(machinecontroller.StripManagedFields)
 	_ = i.fetch.SetTransform(machinecontroller.StripManagedFields)
 	return i
-}
-
-// secretsListWatch lists and watches the Secrets of namespace that selector selects.
-func secretsListWatch(client kubernetes.Interface, namespace, selector string) cache.ListerWatcher {
-	secrets := client.CoreV1().Secrets(namespace)
-	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return secrets.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return secrets.Watch(ctx, o)
-		},
-	}, client)
 }
 
 // Start runs the informers until stop closes.

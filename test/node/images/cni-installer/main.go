@@ -67,7 +67,8 @@ func main() {
 	}
 	// Written aside and renamed: the runtime never reads half a file.
 	tmp := filepath.Join(dir, ".10-osm-node-test.conflist")
-	if err := os.WriteFile(tmp, data, 0o644); err == nil {
+	err = os.WriteFile(tmp, data, 0o644)
+	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, "10-osm-node-test.conflist"))
 	}
 	if err != nil {

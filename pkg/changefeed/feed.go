@@ -249,6 +249,14 @@ func (f *Feed) closeSubscriptionsLocked() {
 	}
 }
 
+// Wake wakes those waiting for a position after the answer of the facts
+// function changed without new facts to publish.
+func (f *Feed) Wake() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.positionChangedLocked()
+}
+
 // PublishFacts records that the cluster facts changed to version facts,
 // which every MD's output depends on: one Modified event per MD in mds, then
 // the new version.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -199,6 +200,41 @@ func TestFactsChange(t *testing.T) {
 	var tooOld *TooOldError
 	if _, err := f.Subscribe(context.Background(), Position{Facts: "f1"}); !errors.As(err, &tooOld) {
 		t.Fatalf("a position of the old facts: %v, want too old", err)
+	}
+}
+
+// Until the facts are known (the function says ""), there is no position: a
+// replica whose facts informers are slower than its streams must not issue
+// positions that the other replicas, which have facts, refuse. Wake ends the
+// wait once the facts are known to be missing.
+func TestNoPositionWithoutFacts(t *testing.T) {
+	var mu sync.Mutex
+	facts := ""
+	f := New(10, func() string { mu.Lock(); defer mu.Unlock(); return facts })
+	var notReady *NotReadyError
+	if _, err := f.Subscribe(context.Background(), Position{Facts: "0"}); !errors.As(err, &notReady) || !slices.Contains(notReady.Waiting, "cluster facts") {
+		t.Fatalf("subscribe without facts: %v, want not ready, waiting for the cluster facts", err)
+	}
+	if f.HasSynced() {
+		t.Fatal("synced without facts")
+	}
+	got := make(chan Position, 1)
+	go func() {
+		p, err := f.Position(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- p
+	}()
+	mu.Lock()
+	facts = "0"
+	mu.Unlock()
+	f.Wake()
+	if p := <-got; p.Facts != "0" {
+		t.Fatalf("position %s after the facts were found missing", p)
+	}
+	if !f.HasSynced() {
+		t.Fatal("not synced once the facts are settled")
 	}
 }
 

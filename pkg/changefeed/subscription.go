@@ -91,7 +91,11 @@ func (f *Feed) Subscribe(ctx context.Context, from Position) (*Subscription, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if facts := f.facts(); from.Facts != facts {
+	facts := f.facts()
+	if facts == "" {
+		return nil, &NotReadyError{Waiting: []string{"cluster facts"}}
+	}
+	if from.Facts != facts {
 		return nil, &TooOldError{Requested: from.String(), Reason: "the cluster facts changed since (or differ on this replica)"}
 	}
 	for i, s := range f.streams {

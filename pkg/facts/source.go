@@ -46,9 +46,11 @@ type Source struct {
 	registry    cache.SharedIndexInformer // nil: no Secret
 	current     atomic.Pointer[Facts]
 	lastErr     atomic.Pointer[error]
-	mu          sync.Mutex // serializes refresh
+	tried       atomic.Bool // a refresh ran after the informers synced
+	mu          sync.Mutex  // serializes refresh
 	onChange    []func()
 	onReady     []func()
+	onFailed    []func()
 }
 
 // NewSource returns the Source of cfg. Facts fixed by the flags alone are
@@ -99,6 +101,12 @@ func (s *Source) OnReady(f func()) {
 	s.onReady = append(s.onReady, f)
 }
 
+// OnFirstFailure registers f, called when the first computation from the
+// cluster ends without facts (Err says why). Register before Start.
+func (s *Source) OnFirstFailure(f func()) {
+	s.onFailed = append(s.onFailed, f)
+}
+
 // Start runs the informers until ctx ends and computes the facts once they
 // have synced, and again on every change.
 func (s *Source) Start(ctx context.Context) {
@@ -126,6 +134,13 @@ func (s *Source) Current() *Facts {
 // HasSynced says whether there are facts to render with.
 func (s *Source) HasSynced() bool {
 	return s.current.Load() != nil
+}
+
+// Settled says whether the facts are known or known to be missing: false
+// only while the informers they are read from have not synced, when a
+// missing object only means it was not listed yet.
+func (s *Source) Settled() bool {
+	return s.current.Load() != nil || s.tried.Load()
 }
 
 // Err returns why the last computation failed, nil if it did not. Until the
@@ -170,6 +185,11 @@ func (s *Source) refresh() {
 		klog.ErrorS(err, "Keeping the last good cluster facts or node options")
 	} else {
 		s.lastErr.Store(nil)
+	}
+	if first := !s.tried.Swap(true); first && f == nil {
+		for _, fn := range s.onFailed {
+			fn()
+		}
 	}
 	if f == nil || old != nil && f.Hash() == old.Hash() && f.Version() == old.Version() {
 		return

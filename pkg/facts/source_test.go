@@ -147,8 +147,28 @@ func TestSourceFollowsChanges(t *testing.T) {
 // says why, until the Secret appears.
 func TestSourceWaitsForTheFirstGoodFacts(t *testing.T) {
 	client := fake.NewClientset()
-	s, changed := start(t, client, true)
+	cfg := Config{Client: client, Fallback: &rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("fallback-ca")}},
+		RegistrySecret: cache.ObjectName{Namespace: "kube-system", Name: "regcred"}}
+	s, err := NewSource(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Settled() {
+		t.Fatal("settled before the informers listed")
+	}
+	changed, failed := make(chan struct{}, 10), make(chan error, 10)
+	s.OnChange(func() { changed <- struct{}{} })
+	s.OnFirstFailure(func() { failed <- s.Err() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s.Start(ctx)
 	waitFor(t, "an error", func() bool { return s.Err() != nil })
+	if !s.Settled() {
+		t.Error("not settled after the first computation failed")
+	}
+	if err := <-failed; err == nil {
+		t.Error("OnFirstFailure was called before Err said why")
+	}
 	if s.HasSynced() || s.Current() != nil {
 		t.Fatal("facts without the registry credentials Secret")
 	}
@@ -165,6 +185,9 @@ func TestSourceWaitsForTheFirstGoodFacts(t *testing.T) {
 	if len(changed) != 0 {
 		t.Error("the first facts were published as a change")
 	}
+	if len(failed) != 0 {
+		t.Error("OnFirstFailure was called more than once")
+	}
 }
 
 func TestStaticFactsAndHash(t *testing.T) {
@@ -173,7 +196,7 @@ func TestStaticFactsAndHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.HasSynced() || s.Current().Cluster.BootstrapToken != "" {
+	if !s.HasSynced() || !s.Settled() || s.Current().Cluster.BootstrapToken != "" {
 		t.Fatalf("static facts %+v", s.Current())
 	}
 	other := cluster

@@ -121,6 +121,8 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 	}
 	// The first facts too: every output was pending until then.
 	in.factsSource.OnReady(publishFacts)
+	// Or the first attempt found none: positions may be issued, with noFacts.
+	in.factsSource.OnFirstFailure(feed.Wake)
 	in.factsSource.OnChange(func() {
 		publishFacts()
 		select {
@@ -131,14 +133,21 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 	return nil
 }
 
-// noFacts is the facts part of watch positions while there are none yet
-// (every output is pending): a real version has 12 hex digits.
+// noFacts is the facts part of watch positions while the facts cannot be
+// read (every output is pending, and says why): a real version has 12 hex
+// digits.
 const noFacts = "0"
 
-// factsVersion is the facts part of watch positions.
+// factsVersion is the facts part of watch positions: "" (no position yet,
+// the feed waits) until the facts' informers have synced. A replica whose
+// facts informers sync after its streams would otherwise issue positions
+// with noFacts that every other replica refuses as too old.
 func factsVersion(s *facts.Source) string {
 	if f := s.Current(); f != nil {
 		return f.Version()
+	}
+	if !s.Settled() {
+		return ""
 	}
 	return noFacts
 }

@@ -20,28 +20,12 @@ import (
 
 // rewriteNamedCalls replaces, in place, every template call to one of names.
 func rewriteNamedCalls(list *parse.ListNode, names map[string]bool) {
-	if list == nil {
-		return
-	}
-	for i, node := range list.Nodes {
-		switch n := node.(type) {
-		case *parse.TemplateNode:
-			if names[n.Name] {
-				list.Nodes[i] = namedCallNode(n)
-			}
-		case *parse.ListNode:
-			rewriteNamedCalls(n, names)
-		case *parse.IfNode:
-			rewriteNamedCalls(n.List, names)
-			rewriteNamedCalls(n.ElseList, names)
-		case *parse.RangeNode:
-			rewriteNamedCalls(n.List, names)
-			rewriteNamedCalls(n.ElseList, names)
-		case *parse.WithNode:
-			rewriteNamedCalls(n.List, names)
-			rewriteNamedCalls(n.ElseList, names)
+	eachNode(list, func(node parse.Node) parse.Node {
+		if t, ok := node.(*parse.TemplateNode); ok && names[t.Name] {
+			return namedCallNode(t)
 		}
-	}
+		return node
+	})
 }
 
 func namedCallNode(t *parse.TemplateNode) *parse.ActionNode {

@@ -51,57 +51,62 @@ func countArgs(p *parse.PipeNode) int {
 	return n
 }
 
-// walkPipes calls f with the pipeline of every node of l.
-func walkPipes(l *parse.ListNode, f func(*parse.PipeNode)) {
+// eachNode calls f with every node of l and of the lists nested in it (the
+// branches of if, range and with), parents before their branches; the node
+// f returns replaces the one it was given.
+func eachNode(l *parse.ListNode, f func(parse.Node) parse.Node) {
 	if l == nil {
 		return
 	}
-	for _, node := range l.Nodes {
-		switch n := node.(type) {
-		case *parse.ActionNode:
-			f(n.Pipe)
-		case *parse.TemplateNode:
-			if n.Pipe != nil {
-				f(n.Pipe)
-			}
+	for i := range l.Nodes {
+		l.Nodes[i] = f(l.Nodes[i])
+		switch n := l.Nodes[i].(type) {
+		case *parse.ListNode:
+			eachNode(n, f)
 		case *parse.IfNode:
-			walkBranchPipes(&n.BranchNode, f)
+			eachNode(n.List, f)
+			eachNode(n.ElseList, f)
 		case *parse.RangeNode:
-			walkBranchPipes(&n.BranchNode, f)
+			eachNode(n.List, f)
+			eachNode(n.ElseList, f)
 		case *parse.WithNode:
-			walkBranchPipes(&n.BranchNode, f)
+			eachNode(n.List, f)
+			eachNode(n.ElseList, f)
 		}
 	}
 }
 
-func walkBranchPipes(n *parse.BranchNode, f func(*parse.PipeNode)) {
-	f(n.Pipe)
-	walkPipes(n.List, f)
-	walkPipes(n.ElseList, f)
+// walkPipes calls f with the pipeline of every node of l.
+func walkPipes(l *parse.ListNode, f func(*parse.PipeNode)) {
+	eachNode(l, func(node parse.Node) parse.Node {
+		var p *parse.PipeNode
+		switch n := node.(type) {
+		case *parse.ActionNode:
+			p = n.Pipe
+		case *parse.TemplateNode:
+			p = n.Pipe
+		case *parse.IfNode:
+			p = n.Pipe
+		case *parse.RangeNode:
+			p = n.Pipe
+		case *parse.WithNode:
+			p = n.Pipe
+		}
+		if p != nil {
+			f(p)
+		}
+		return node
+	})
 }
 
 // walkTemplateCalls records the names {{ template }} calls in l.
 func walkTemplateCalls(l *parse.ListNode, called map[string]bool) {
-	if l == nil {
-		return
-	}
-	for _, node := range l.Nodes {
-		switch n := node.(type) {
-		case *parse.TemplateNode:
-			called[n.Name] = true
-		case *parse.IfNode:
-			walkTemplateCalls(n.List, called)
-			walkTemplateCalls(n.ElseList, called)
-		case *parse.RangeNode:
-			walkTemplateCalls(n.List, called)
-			walkTemplateCalls(n.ElseList, called)
-		case *parse.WithNode:
-			walkTemplateCalls(n.List, called)
-			walkTemplateCalls(n.ElseList, called)
-		case *parse.ListNode:
-			walkTemplateCalls(n, called)
+	eachNode(l, func(node parse.Node) parse.Node {
+		if t, ok := node.(*parse.TemplateNode); ok {
+			called[t.Name] = true
 		}
-	}
+		return node
+	})
 }
 
 // calledFuncs lists the functions the templates of t call.
@@ -109,7 +114,7 @@ func calledFuncs(t *template.Template) []string {
 	seen := map[string]bool{}
 	for _, tt := range t.Templates() {
 		if tt.Tree != nil {
-			walkIdentifiers(tt.Root, seen)
+			walkPipes(tt.Root, func(p *parse.PipeNode) { pipeIdentifiers(p, seen) })
 		}
 	}
 	names := make([]string, 0, len(seen))
@@ -119,45 +124,23 @@ func calledFuncs(t *template.Template) []string {
 	return names
 }
 
-func walkIdentifiers(n parse.Node, seen map[string]bool) {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n != nil {
-			for _, c := range n.Nodes {
-				walkIdentifiers(c, seen)
-			}
+// pipeIdentifiers records the functions p calls, in nested pipelines and
+// chains ((fn).Field, fn.Field) too.
+func pipeIdentifiers(p *parse.PipeNode, seen map[string]bool) {
+	for _, cmd := range p.Cmds {
+		for _, arg := range cmd.Args {
+			argIdentifiers(arg, seen)
 		}
-	case *parse.ActionNode:
-		walkIdentifiers(n.Pipe, seen)
-	case *parse.IfNode:
-		walkBranch(&n.BranchNode, seen)
-	case *parse.RangeNode:
-		walkBranch(&n.BranchNode, seen)
-	case *parse.WithNode:
-		walkBranch(&n.BranchNode, seen)
-	case *parse.TemplateNode:
-		walkIdentifiers(n.Pipe, seen)
-	case *parse.PipeNode:
-		if n != nil {
-			for _, cmd := range n.Cmds {
-				walkIdentifiers(cmd, seen)
-			}
-		}
-	case *parse.CommandNode:
-		for _, arg := range n.Args {
-			walkIdentifiers(arg, seen)
-		}
-	case *parse.ChainNode:
-		walkIdentifiers(n.Node, seen)
-	case *parse.IdentifierNode:
-		seen[n.Ident] = true
 	}
 }
 
-func walkBranch(n *parse.BranchNode, seen map[string]bool) {
-	walkIdentifiers(n.Pipe, seen)
-	walkIdentifiers(n.List, seen)
-	if n.ElseList != nil {
-		walkIdentifiers(n.ElseList, seen)
+func argIdentifiers(arg parse.Node, seen map[string]bool) {
+	switch a := arg.(type) {
+	case *parse.IdentifierNode:
+		seen[a.Ident] = true
+	case *parse.PipeNode:
+		pipeIdentifiers(a, seen)
+	case *parse.ChainNode:
+		argIdentifiers(a.Node, seen)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 
@@ -64,7 +65,56 @@ func (m *Manager) Ensure(ctx context.Context, req Request) (Token, error) {
 		}
 		return m.refresh(ctx, req, s)
 	}
-	return Token{}, fmt.Errorf("failed to find a free %s token id for %s: %d ids taken by other tokens", req.Purpose, req.Ref, candidates)
+	return m.ensureRandom(ctx, req)
+}
+
+// ensureRandom returns req's token with a random ID, made when every derived
+// ID is held by another token. A tenant can search for MD names whose derived
+// IDs are another MD's (there are 36^6 IDs) to keep it from getting a token;
+// a random ID cannot be aimed at. The token is found by its labels, read from
+// the API rather than the cache: a cache that is behind must not make a
+// second one.
+func (m *Manager) ensureRandom(ctx context.Context, req Request) (Token, error) {
+	list, err := m.Client.CoreV1().Secrets(Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector(req.Ref, req.Purpose).String()})
+	if err != nil {
+		return Token{}, fmt.Errorf("failed to list the %s tokens of %s: %w", req.Purpose, req.Ref, err)
+	}
+	if s := oldestOwned(list.Items, req.Ref, req.Purpose); s != nil {
+		return m.refresh(ctx, req, s)
+	}
+	for range candidates {
+		id, err := randomString(6)
+		if err != nil {
+			return Token{}, err
+		}
+		tok, created, err := m.create(ctx, req, id)
+		if err != nil || created {
+			return tok, err
+		}
+	}
+	return Token{}, fmt.Errorf("failed to find a free %s token id for %s: %d derived and %d random ids taken", req.Purpose, req.Ref, candidates, candidates)
+}
+
+// selector selects the tokens of ref for purpose.
+func selector(ref machinecontroller.Ref, purpose string) labels.Selector {
+	return labels.SelectorFromSet(ref.Labels(purpose))
+}
+
+// oldestOwned returns the first made of the tokens of ref for purpose among
+// secrets, nil if there is none: every replica picks the same one.
+func oldestOwned(secrets []corev1.Secret, ref machinecontroller.Ref, purpose string) *corev1.Secret {
+	var found *corev1.Secret
+	for i := range secrets {
+		s := &secrets[i]
+		if !ownedBy(s, ref, purpose) {
+			continue
+		}
+		if found == nil || s.CreationTimestamp.Before(&found.CreationTimestamp) ||
+			s.CreationTimestamp.Equal(&found.CreationTimestamp) && s.Name < found.Name {
+			found = s
+		}
+	}
+	return found
 }
 
 // Lookup returns the token of ref for purpose from the cache only; ok is false
@@ -75,6 +125,18 @@ func Lookup(lister corev1listers.SecretLister, ref machinecontroller.Ref, purpos
 		if err != nil || !ownedBy(s, ref, purpose) {
 			continue
 		}
+		return parse(s)
+	}
+	// A random ID, when every derived one was taken (see ensureRandom).
+	list, err := lister.Secrets(Namespace).List(selector(ref, purpose))
+	if err != nil || len(list) == 0 {
+		return Token{}, false
+	}
+	secrets := make([]corev1.Secret, len(list))
+	for i, s := range list {
+		secrets[i] = *s
+	}
+	if s := oldestOwned(secrets, ref, purpose); s != nil {
 		return parse(s)
 	}
 	return Token{}, false
@@ -96,14 +158,17 @@ func (m *Manager) Delete(ctx context.Context, ref machinecontroller.Ref) error {
 	return errors.Join(errs...)
 }
 
-// DeletePurpose removes ref's tokens of purpose that the cache knows of, by
-// their derived names: no API call when there are none. The syncer removes the
-// bootstrap tokens earlier versions used as fetch tokens (PurposeFetch) with it.
+// DeletePurpose removes ref's tokens of purpose that the cache knows of: no
+// API call when there are none. The syncer removes the bootstrap tokens
+// earlier versions used as fetch tokens (PurposeFetch) with it.
 func (m *Manager) DeletePurpose(ctx context.Context, ref machinecontroller.Ref, purpose string) error {
+	list, err := m.Lister.Secrets(Namespace).List(selector(ref, purpose))
+	if err != nil {
+		return fmt.Errorf("failed to list the %s tokens of %s: %w", purpose, ref, err)
+	}
 	var errs []error
-	for i := range candidates {
-		s, err := m.get(candidateID(ref, purpose, i))
-		if err == nil && ownedBy(s, ref, purpose) {
+	for _, s := range list {
+		if ownedBy(s, ref, purpose) {
 			errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
 		}
 	}

@@ -174,3 +174,59 @@ func TestDeletePurpose(t *testing.T) {
 		t.Errorf("left %v, want only %s and %s", left, kubelet.Name, otherTok.Name)
 	}
 }
+
+// A tenant can search for MD names whose derived token IDs are another MD's
+// and take them first; the MD then gets a random ID, which nobody can aim at,
+// found again by its labels, by Ensure (from the API) and Lookup (the cache).
+func TestSquattedIDsFallBackToARandomID(t *testing.T) {
+	squatter := machinecontroller.Ref{Namespace: "team-b", Name: "squatter"}
+	var squatted []*corev1.Secret
+	for i := range candidates {
+		squatted = append(squatted, newSecret(squatter, PurposeKubelet, KubeletGroup,
+			Token{ID: candidateID(ref, PurposeKubelet, i), Secret: "fedcba9876543210", Expiration: epoch.Add(time.Hour)}))
+	}
+	m, client := setup(t, epoch, squatted...)
+	req := Request{Ref: ref, Purpose: PurposeKubelet, Groups: KubeletGroup}
+	tok, err := m.Ensure(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range candidates {
+		if tok.ID == candidateID(ref, PurposeKubelet, i) {
+			t.Fatalf("token %s took a squatted id", tok.ID)
+		}
+	}
+	if _, ok := Lookup(m.Lister, ref, PurposeKubelet); ok {
+		t.Fatal("the cache has not seen the token yet, but Lookup found one")
+	}
+	// The cache is behind: Ensure must find the token, not make a second one.
+	again, err := m.Ensure(context.Background(), req)
+	if err != nil || again != tok {
+		t.Fatalf("second Ensure = %+v, %v; want %+v", again, err, tok)
+	}
+	list, _ := client.CoreV1().Secrets(Namespace).List(context.Background(), metav1.ListOptions{})
+	if len(list.Items) != candidates+1 {
+		t.Fatalf("%d token secrets, want %d", len(list.Items), candidates+1)
+	}
+
+	// Once the cache has it, Lookup finds it, and DeletePurpose removes only it.
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for i := range list.Items {
+		if err := indexer.Add(&list.Items[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Lister = corev1listers.NewSecretLister(indexer)
+	if found, ok := Lookup(m.Lister, ref, PurposeKubelet); !ok || found != tok {
+		t.Fatalf("Lookup = %+v, %v; want %+v", found, ok, tok)
+	}
+	if err := m.DeletePurpose(context.Background(), ref, PurposeKubelet); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = client.CoreV1().Secrets(Namespace).List(context.Background(), metav1.ListOptions{})
+	for _, s := range list.Items {
+		if s.Name == tok.SecretName() || len(list.Items) != candidates {
+			t.Fatalf("after DeletePurpose: %d secrets, %s among them", len(list.Items), s.Name)
+		}
+	}
+}

@@ -43,8 +43,9 @@ const KubeletGroup = "system:bootstrappers:machine-controller:default-node-token
 
 const (
 	alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	// candidates bounds how many token IDs are tried for one MachineDeployment
-	// and purpose when an ID is already taken by a token that is not ours.
+	// candidates bounds how many derived token IDs are tried for one
+	// MachineDeployment and purpose when an ID is already taken by a token
+	// that is not ours, before random ones.
 	candidates = 4
 )
 
@@ -81,14 +82,19 @@ func candidateID(ref machinecontroller.Ref, purpose string, i int) string {
 
 // randomSecret returns the secret half of a new token.
 func randomSecret() (string, error) {
-	b := make([]byte, 16)
+	return randomString(16)
+}
+
+// randomString returns n characters of the token alphabet.
+func randomString(n int) (string, error) {
+	b := make([]byte, n)
 	max := big.NewInt(int64(len(alphabet)))
 	for i := range b {
-		n, err := rand.Int(rand.Reader, max)
+		r, err := rand.Int(rand.Reader, max)
 		if err != nil {
-			return "", fmt.Errorf("failed to generate token secret: %w", err)
+			return "", fmt.Errorf("failed to generate a token: %w", err)
 		}
-		b[i] = alphabet[n.Int64()]
+		b[i] = alphabet[r.Int64()]
 	}
 	return string(b), nil
 }

@@ -64,6 +64,16 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// RendersWaiting is the number of renders waiting for one of the
+	// --max-concurrent-renders slots.
+	RendersWaiting = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace:      namespace,
+		Subsystem:      "render",
+		Name:           "waiting",
+		Help:           "Renders waiting for a free slot (--max-concurrent-renders).",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	// WatchEvents counts events sent to watchers, by resource.
 	WatchEvents = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace:      namespace,
@@ -117,7 +127,7 @@ var registerOnce sync.Once
 // Register adds the metrics to the legacy registry. Safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries,
+		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
 			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures)
 	})
 }

@@ -6,8 +6,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 )
 
 func renderer(calls *atomic.Int64, data string) func() *Rendered {
@@ -36,7 +40,7 @@ func userData(t testing.TB, p Payload) string {
 
 func TestGet(t *testing.T) {
 	var calls atomic.Int64
-	c := NewCache(2)
+	c := NewCache(2, 0)
 	first := c.Get("k1", renderer(&calls, "one"))
 	again := c.Get("k1", renderer(&calls, "changed"))
 	if first != again || calls.Load() != 1 {
@@ -59,7 +63,7 @@ func TestGet(t *testing.T) {
 
 func TestErrorsAreCached(t *testing.T) {
 	var calls atomic.Int64
-	c := NewCache(10)
+	c := NewCache(10, 0)
 	failing := func() *Rendered {
 		calls.Add(1)
 		return &Rendered{Err: errors.New("osp-x: template: line 1: unclosed action")}
@@ -72,7 +76,7 @@ func TestErrorsAreCached(t *testing.T) {
 
 func TestConcurrentGetsRenderOnce(t *testing.T) {
 	var calls atomic.Int64
-	c := NewCache(100)
+	c := NewCache(100, 0)
 	start := make(chan struct{})
 	slow := func(key string) func() *Rendered {
 		return func() *Rendered {
@@ -101,9 +105,58 @@ func TestConcurrentGetsRenderOnce(t *testing.T) {
 	}
 }
 
+// No more than the bound run at once, whatever the number of keys asked for;
+// the others wait (and say so in osm_apiserver_render_waiting), then render.
+func TestRendersAreBounded(t *testing.T) {
+	const bound, keys = 3, 12
+	c := NewCache(100, bound)
+	metrics.Register() // unregistered metrics do not count
+	waiting := func() float64 {
+		v, err := testutil.GetGaugeMetricValue(metrics.RendersWaiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var running, most atomic.Int64
+	release := make(chan struct{})
+	render := func() *Rendered {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		running.Add(-1)
+		return &Rendered{}
+	}
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Go(func() { c.Get(fmt.Sprintf("k%d", i), render) })
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor("the slots to fill", func() bool { return running.Load() == bound })
+	waitFor("the others to wait", func() bool { return waiting() == keys-bound })
+	close(release)
+	wg.Wait()
+	if m := most.Load(); m != bound {
+		t.Errorf("%d renders ran at once, want at most (and here exactly) %d", m, bound)
+	}
+	if c.Len() != keys || waiting() != 0 {
+		t.Errorf("%d outputs cached, %v renders still waiting", c.Len(), waiting())
+	}
+}
+
 func BenchmarkGetHit(b *testing.B) {
 	var calls atomic.Int64
-	c := NewCache(DefaultCacheSize)
+	c := NewCache(DefaultCacheSize, 0)
 	c.Get("key", renderer(&calls, "x"))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -57,6 +57,9 @@ type Config struct {
 	Render func(render.Input) (*render.Result, error)
 	// CacheSize bounds the render cache, in MachineDeployments.
 	CacheSize int
+	// ConcurrentRenders bounds the renders running at once; <= 0 means
+	// DefaultConcurrentRenders.
+	ConcurrentRenders int
 }
 
 // Resolver implements Interface.
@@ -73,7 +76,7 @@ func New(cfg Config) *Resolver {
 	if cfg.Render == nil {
 		cfg.Render = render.NewRenderer().Render
 	}
-	cache := NewCache(cfg.CacheSize)
+	cache := NewCache(cfg.CacheSize, cfg.ConcurrentRenders)
 	// One hash per MD, as many as the render cache holds renders.
 	return &Resolver{cfg: cfg, cache: cache, hashes: lru.New[types.UID, mdHash](cache.Size())}
 }

@@ -51,6 +51,8 @@ type Config struct {
 	ProfileNamespace string
 	// RenderCacheSize bounds the render cache, in MachineDeployments.
 	RenderCacheSize int
+	// ConcurrentRenders bounds the renders running at once (0: the default).
+	ConcurrentRenders int
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
 	// Render renders one input; nil means the real renderer. Tests set it.
@@ -160,14 +162,15 @@ func (c completedConfig) New() (*Server, error) {
 	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
 	resolver := resolve.New(resolve.Config{
-		ProfileNamespace: cfg.ProfileNamespace,
-		Profiles:         osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
-		Facts:            factsSource,
-		Tokens:           tokens.NewSource(tokenInformer),
-		Claims:           &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
-		Revisions:        machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
-		Render:           cfg.Render,
-		CacheSize:        cfg.RenderCacheSize,
+		ProfileNamespace:  cfg.ProfileNamespace,
+		Profiles:          osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
+		Facts:             factsSource,
+		Tokens:            tokens.NewSource(tokenInformer),
+		Claims:            &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
+		Revisions:         machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
+		Render:            cfg.Render,
+		CacheSize:         cfg.RenderCacheSize,
+		ConcurrentRenders: cfg.ConcurrentRenders,
 	})
 	// Every input of an output publishes its change to API watchers; the
 	// syncer has handlers of its own.

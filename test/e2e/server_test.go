@@ -36,6 +36,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		"osm_apiserver_render_cache_hits_total",
 		"osm_apiserver_render_cache_misses_total",
 		"osm_apiserver_render_cache_entries",
+		"osm_apiserver_render_waiting",
 	} {
 		if !strings.Contains(body, "\n"+name) {
 			t.Errorf("/metrics lacks %s", name)

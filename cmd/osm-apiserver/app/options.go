@@ -45,6 +45,8 @@ type ServeOptions struct {
 	ServiceNamespace string
 	// RenderCacheSize bounds the render cache, in MachineDeployments.
 	RenderCacheSize int
+	// ConcurrentRenders bounds the renders running at once.
+	ConcurrentRenders int
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
 	// MemoryLimit is the Go runtime's soft memory limit: "auto" or a quantity.
@@ -56,20 +58,21 @@ type ServeOptions struct {
 // NewServeOptions returns the defaults.
 func NewServeOptions() *ServeOptions {
 	o := &ServeOptions{
-		SecureServing:    genericoptions.NewSecureServingOptions().WithLoopback(),
-		Authentication:   genericoptions.NewDelegatingAuthenticationOptions(),
-		Authorization:    genericoptions.NewDelegatingAuthorizationOptions(),
-		Features:         genericoptions.NewFeatureOptions(),
-		Logs:             logsapi.NewLoggingConfiguration(),
-		Node:             options.NewNodeFlags(),
-		Syncer:           options.NewSyncerFlags(),
-		Cluster:          &options.ClusterFlags{},
-		Namespace:        "kube-system",
-		ServiceNamespace: "kube-system",
-		RenderCacheSize:  resolve.DefaultCacheSize,
-		WatchHistory:     changefeed.DefaultHistory,
-		MemoryLimit:      memoryLimitAuto,
-		GCPercent:        defaultGCPercent,
+		SecureServing:     genericoptions.NewSecureServingOptions().WithLoopback(),
+		Authentication:    genericoptions.NewDelegatingAuthenticationOptions(),
+		Authorization:     genericoptions.NewDelegatingAuthorizationOptions(),
+		Features:          genericoptions.NewFeatureOptions(),
+		Logs:              logsapi.NewLoggingConfiguration(),
+		Node:              options.NewNodeFlags(),
+		Syncer:            options.NewSyncerFlags(),
+		Cluster:           &options.ClusterFlags{},
+		Namespace:         "kube-system",
+		ServiceNamespace:  "kube-system",
+		RenderCacheSize:   resolve.DefaultCacheSize,
+		ConcurrentRenders: resolve.DefaultConcurrentRenders(),
+		WatchHistory:      changefeed.DefaultHistory,
+		MemoryLimit:       memoryLimitAuto,
+		GCPercent:         defaultGCPercent,
 	}
 	o.SecureServing.BindPort = 8443
 	o.SecureServing.ServerCert.PairName = "osm-apiserver"
@@ -100,6 +103,7 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
 	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Rendered MachineDeployments kept in memory (least recently used are dropped).")
+	fs.IntVar(&o.ConcurrentRenders, "max-concurrent-renders", o.ConcurrentRenders, "Renders running at once; more wait (osm_apiserver_render_waiting). A render may hold up to 32 MiB of template values, so this also bounds their memory. Default: twice the CPUs (GOMAXPROCS), at least 4.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft memory limit of the Go runtime (a quantity such as 256Mi; 0 for none). \"auto\": GOMEMLIMIT if set, else 75% of the container's memory limit if there is one, else none.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "Garbage collection target of the Go runtime, as GOGC (which wins when set): the heap may grow this many percent over what is live before a collection.")
 	fs.IntVar(&o.WatchHistory, "watch-history", o.WatchHistory, "Changes kept for watches resuming from a resourceVersion; older ones get 410 Gone and list again.")
@@ -121,6 +125,9 @@ func (o *ServeOptions) Validate() error {
 	}
 	if o.RenderCacheSize < 1 {
 		errs = append(errs, fmt.Errorf("--render-cache-size must be positive, got %d", o.RenderCacheSize))
+	}
+	if o.ConcurrentRenders < 1 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-renders must be positive, got %d", o.ConcurrentRenders))
 	}
 	if o.WatchHistory < 1 {
 		errs = append(errs, fmt.Errorf("--watch-history must be positive, got %d", o.WatchHistory))

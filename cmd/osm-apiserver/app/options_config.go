@@ -49,12 +49,13 @@ func (o *ServeOptions) Config() (*server.Config, error) {
 		return nil, err
 	}
 	cfg := &server.Config{
-		Generic:          generic,
-		Clusters:         clusters,
-		Facts:            facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
-		ProfileNamespace: o.Namespace,
-		RenderCacheSize:  o.RenderCacheSize,
-		WatchHistory:     o.WatchHistory,
+		Generic:           generic,
+		Clusters:          clusters,
+		Facts:             facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
+		ProfileNamespace:  o.Namespace,
+		RenderCacheSize:   o.RenderCacheSize,
+		ConcurrentRenders: o.ConcurrentRenders,
+		WatchHistory:      o.WatchHistory,
 	}
 	o.Syncer.ApplyTo(&cfg.Syncer)
 	return cfg, nil

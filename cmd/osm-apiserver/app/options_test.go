@@ -17,6 +17,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "defaults are valid"},
 		{name: "empty namespace", args: []string{"--namespace="}, wantErr: "--namespace"},
 		{name: "cache size", args: []string{"--render-cache-size=0"}, wantErr: "--render-cache-size"},
+		{name: "concurrent renders", args: []string{"--max-concurrent-renders=0"}, wantErr: "--max-concurrent-renders"},
 		{name: "node options are checked", args: []string{"--cluster-dns=not-an-ip"}, wantErr: "--cluster-dns"},
 	}
 	for _, tc := range tests {

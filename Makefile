@@ -32,7 +32,7 @@ image-push: build
 ## test: unit tests, then end-to-end tests against a real kube-apiserver + etcd.
 test: test-deps verify test-unit test-e2e
 
-## test-deps: install the tools the tests of rendered output need (cloud-init, shellcheck).
+## test-deps: install the tools the tests of rendered output need (cloud-init, shellcheck, iproute2, procps, curl).
 test-deps:
 	@hack/install-test-deps.sh
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the tests of rendered output need: Debian's cloud-init (for
-# `cloud-init schema`), shellcheck, and iproute2 and curl (the tests run node
-# scripts in network namespaces and fetch checksums with file:// URLs). Does
-# nothing when all are present.
+# `cloud-init schema`), shellcheck, and iproute2, procps and curl (the tests
+# run node scripts and apply sysctls in network namespaces, and fetch
+# checksums with file:// URLs). Does nothing when all are present.
 set -euo pipefail
 missing=()
 command -v cloud-init >/dev/null 2>&1 || missing+=(cloud-init)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v sysctl >/dev/null 2>&1 || missing+=(procps)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "[install-test-deps] installing ${missing[*]} from Debian (about a minute)" >&2

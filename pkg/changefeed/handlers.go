@@ -7,6 +7,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
@@ -196,12 +197,8 @@ func MachineSets(mds machinecontroller.Lister) Changes {
 		if !ok {
 			return
 		}
-		ref, ok := machinecontroller.MachineDeploymentOf(ms)
-		if !ok {
-			return
-		}
-		if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
-			b.Add(watch.Modified, md)
+		if ref, ok := machinecontroller.MachineDeploymentOf(ms); ok {
+			touchMD(b, mds, ref)
 		}
 	}
 	return Changes{
@@ -216,6 +213,36 @@ func MachineSets(mds machinecontroller.Lister) Changes {
 			touch(b, newObj)
 		},
 		Delete: touch,
+	}
+}
+
+// Owned are the changes of an informer of objects written for MDs (see
+// machinecontroller.Owner), such as their tokens: a Modified event for the
+// owner when one is added or deleted, or updated in a way changed says its
+// output may see (nil: every update).
+func Owned(mds machinecontroller.Lister, changed func(old, obj any) bool) Changes {
+	touch := func(b *Batch, obj any) {
+		if o, ok := tombstone(obj).(metav1.Object); ok {
+			if ref, ok := machinecontroller.Owner(o); ok {
+				touchMD(b, mds, ref)
+			}
+		}
+	}
+	return Changes{
+		Add: touch,
+		Update: func(b *Batch, old, obj any) {
+			if changed == nil || changed(old, obj) {
+				touch(b, obj)
+			}
+		},
+		Delete: touch,
+	}
+}
+
+// touchMD adds a Modified event of ref's MD when it has an output.
+func touchMD(b *Batch, mds machinecontroller.Lister, ref machinecontroller.Ref) {
+	if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
+		b.Add(watch.Modified, md)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -88,5 +90,41 @@ func TestMachineSetChangesTouchItsMachineDeployment(t *testing.T) {
 	c.Add(&b, orphan) // controlled by no MD: no event
 	if len(b.events) != 2 || b.events[0].MD.Name != "workers" || b.events[1].MD.Name != "workers" {
 		t.Fatalf("events %+v", b.events)
+	}
+}
+
+// Objects written for an MD (its tokens) touch their owner when added,
+// deleted (tombstones too) or changed as changed says; others touch nothing.
+func TestOwnedChangesTouchTheOwner(t *testing.T) {
+	md := machinecontrollertest.MD("ns", "workers", "osp-ubuntu", nil)
+	noProfile := machinecontrollertest.MD("ns", "plain", "", nil)
+	mds := machinecontrollertest.Lister{md, noProfile}
+	owned := func(ref machinecontroller.Ref, value string) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "t-" + ref.Name, Labels: ref.Labels("p"), Annotations: ref.Annotations()},
+			Data:       map[string][]byte{"v": []byte(value)},
+		}
+	}
+	ref := machinecontroller.Ref{Namespace: "ns", Name: "workers"}
+	tok := owned(ref, "one")
+	changed := func(old, obj any) bool {
+		return string(old.(*corev1.Secret).Data["v"]) != string(obj.(*corev1.Secret).Data["v"])
+	}
+	c := Owned(mds, changed)
+	var b Batch
+	c.Add(&b, tok)
+	c.Update(&b, tok, tok) // no change of value: no event
+	c.Update(&b, tok, owned(ref, "two"))
+	c.Delete(&b, cache.DeletedFinalStateUnknown{Key: "kube-system/t-workers", Obj: tok})
+	c.Add(&b, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "foreign"}}) // no owner
+	c.Add(&b, owned(machinecontroller.Ref{Namespace: "ns", Name: "plain"}, "x"))                        // owner has no output
+	c.Add(&b, owned(machinecontroller.Ref{Namespace: "ns", Name: "gone"}, "x"))                         // owner not found
+	if len(b.events) != 3 {
+		t.Fatalf("%d events, want 3: %+v", len(b.events), b.events)
+	}
+	for _, ev := range b.events {
+		if ev.Type != watch.Modified || ev.MD != md {
+			t.Errorf("event %s of %v, want MODIFIED of ns/workers", ev.Type, ev.MD)
+		}
 	}
 }

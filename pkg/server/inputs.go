@@ -106,10 +106,10 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 	if _, err := in.machineSets.AddEventHandler(in.streams.machineSets.Handler(changefeed.MachineSets(in.mds))); err != nil {
 		return err
 	}
-	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(in.tokenChanges())); err != nil {
+	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(tokenChanges(in.mds))); err != nil {
 		return err
 	}
-	if _, err := in.tokens.FetchInformer().AddEventHandler(in.streams.fetchTokens.Handler(in.tokenChanges())); err != nil {
+	if _, err := in.tokens.FetchInformer().AddEventHandler(in.streams.fetchTokens.Handler(tokenChanges(in.mds))); err != nil {
 		return err
 	}
 	publishFacts := func() {
@@ -152,33 +152,9 @@ func factsVersion(s *facts.Source) string {
 	return noFacts
 }
 
-// tokenChanges are the changes of the token informer: the MD whose tokens
-// were created, changed in value or deleted (its payloads embed them).
-// Extending a token changes only its expiration.
-func (in apiInputs) tokenChanges() changefeed.Changes {
-	touch := func(b *changefeed.Batch, obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		s, ok := obj.(metav1.Object)
-		if !ok {
-			return
-		}
-		ref, ok := machinecontroller.Owner(s)
-		if !ok {
-			return
-		}
-		if md, err := in.mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
-			b.Add(watch.Modified, md)
-		}
-	}
-	return changefeed.Changes{
-		Add: touch,
-		Update: func(b *changefeed.Batch, old, obj any) {
-			if tokens.ValueChanged(old, obj) {
-				touch(b, obj)
-			}
-		},
-		Delete: touch,
-	}
+// tokenChanges are the changes of a token informer: the MD whose tokens were
+// created, changed in value or deleted (its payloads embed them). Extending a
+// token changes only its expiration.
+func tokenChanges(mds machinecontroller.Lister) changefeed.Changes {
+	return changefeed.Owned(mds, tokens.ValueChanged)
 }

@@ -82,37 +82,6 @@ func (i *Informer) FetchInformer() cache.SharedIndexInformer {
 	return i.fetch
 }
 
-// OnValueChange calls f with the MachineDeployment whose tokens were created,
-// changed in value or deleted: its payloads embed them. Extending a bootstrap
-// token changes only its expiration, not the payloads, and calls nothing.
-func (i *Informer) OnValueChange(f func(machinecontroller.Ref)) error {
-	call := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		if s, ok := obj.(*corev1.Secret); ok {
-			if ref, ok := machinecontroller.Owner(s); ok {
-				f(ref)
-			}
-		}
-	}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc: call,
-		UpdateFunc: func(old, cur any) {
-			if ValueChanged(old, cur) {
-				call(cur)
-			}
-		},
-		DeleteFunc: call,
-	}
-	for _, informer := range []cache.SharedIndexInformer{i.bootstrap, i.fetch} {
-		if _, err := informer.AddEventHandler(handler); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // ValueChanged reports whether an update of a token Secret from old to cur
 // changes a token (the payloads embed it), not only its expiration.
 func ValueChanged(old, cur any) bool {

@@ -12,63 +12,39 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-func TestOnValueChange(t *testing.T) {
-	client := fake.NewClientset()
-	s := NewInformer(client)
-	got := make(chan string, 10)
-	if err := s.OnValueChange(func(ref machinecontroller.Ref) { got <- ref.String() }); err != nil {
-		t.Fatal(err)
+// Only a change of a token's value changes payloads: extending a bootstrap
+// token (its expiration) does not.
+func TestValueChanged(t *testing.T) {
+	bootstrap := &corev1.Secret{Data: map[string][]byte{keyTokenSecret: []byte("0123456789abcdef"), keyExpiration: []byte("a")}}
+	extended := bootstrap.DeepCopy()
+	extended.Data[keyExpiration] = []byte("b")
+	rotated := extended.DeepCopy()
+	rotated.Data[keyTokenSecret] = []byte("fedcba9876543210")
+	fetch := &corev1.Secret{Data: map[string][]byte{keyFetchToken: []byte("a.b.c")}}
+	replaced := fetch.DeepCopy()
+	replaced.Data[keyFetchToken] = []byte("d.e.f")
+	tests := []struct {
+		name     string
+		old, cur any
+		want     bool
+	}{
+		{name: "bootstrap token extended", old: bootstrap, cur: extended},
+		{name: "bootstrap token secret changed", old: extended, cur: rotated, want: true},
+		{name: "fetch token replaced", old: fetch, cur: replaced, want: true},
+		{name: "fetch token resynced", old: fetch, cur: fetch},
+		{name: "not a Secret", old: "x", cur: fetch, want: true},
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	s.Start(stop)
-	ref := machinecontroller.Ref{Namespace: "team", Name: "workers"}
-	token := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-abcdef", Namespace: "kube-system",
-			Labels: ref.Labels("fetch-token"), Annotations: ref.Annotations()},
-		Data: map[string][]byte{"token-secret": []byte("0123456789abcdef"), "expiration": []byte("a")},
-	}
-	ctx := context.Background()
-	if _, err := client.CoreV1().Secrets("kube-system").Create(ctx, token, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	expect := func(want string) {
-		t.Helper()
-		select {
-		case key := <-got:
-			if key != want {
-				t.Fatalf("notified %q, want %q", key, want)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("no notification, want %q", want)
+	for _, tc := range tests {
+		if got := ValueChanged(tc.old, tc.cur); got != tc.want {
+			t.Errorf("%s: ValueChanged = %v, want %v", tc.name, got, tc.want)
 		}
-	}
-	expect("team/workers")
-	// An extension (expiration only) does not change payloads: no notification.
-	token.Data["expiration"] = []byte("b")
-	if _, err := client.CoreV1().Secrets("kube-system").Update(ctx, token, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	token.Data["token-secret"] = []byte("fedcba9876543210")
-	if _, err := client.CoreV1().Secrets("kube-system").Update(ctx, token, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	expect("team/workers")
-	select {
-	case key := <-got:
-		t.Errorf("unexpected notification %q", key)
-	default:
 	}
 }
 
-// A fetch token replaced in its Secret changes payloads: the MD is notified.
-func TestOnValueChangeOfFetchTokens(t *testing.T) {
+// The fetch informer follows the MD's fetch token Secret in its namespace.
+func TestFetchInformerFollowsTheFetchToken(t *testing.T) {
 	client := fake.NewClientset()
 	s := NewInformer(client)
-	got := make(chan string, 10)
-	if err := s.OnValueChange(func(ref machinecontroller.Ref) { got <- ref.String() }); err != nil {
-		t.Fatal(err)
-	}
 	stop := make(chan struct{})
 	defer close(stop)
 	s.Start(stop)
@@ -76,27 +52,27 @@ func TestOnValueChangeOfFetchTokens(t *testing.T) {
 	secret := fetchTokenSecret(ref)
 	secret.Data = map[string][]byte{keyFetchToken: []byte("a.b.c")}
 	ctx := context.Background()
-	expect := func() {
+	expect := func(want string) {
 		t.Helper()
-		select {
-		case key := <-got:
-			if key != "team/workers" {
-				t.Fatalf("notified %q", key)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			tok, ok := LookupFetch(s.FetchLister(), ref)
+			if ok && tok == want {
+				return
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("no notification for the fetch token")
+			if time.Now().After(deadline) {
+				t.Fatalf("LookupFetch = %q, %v; want %q", tok, ok, want)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if _, err := client.CoreV1().Secrets(FetchNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expect()
+	expect("a.b.c")
 	secret.Data[keyFetchToken] = []byte("d.e.f")
 	if _, err := client.CoreV1().Secrets(FetchNamespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expect()
-	if tok, ok := LookupFetch(s.FetchLister(), ref); !ok || tok != "d.e.f" {
-		t.Errorf("LookupFetch = %q, %v", tok, ok)
-	}
+	expect("d.e.f")
 }

@@ -117,8 +117,8 @@ func (f *Feed) positionChangedLocked() {
 	f.changed = make(chan struct{})
 }
 
-// positionLocked returns the current position; ok is false while a stream
-// has none (listing) or there are no facts, and waiting names them.
+// positionLocked returns the current position; waiting names the streams
+// without one (listing), and the cluster facts while there are none.
 func (f *Feed) positionLocked() (p Position, waiting []string) {
 	p = Position{Revs: make([]uint64, len(f.streams)), Facts: f.facts()}
 	for i, s := range f.streams {
@@ -136,8 +136,7 @@ func (f *Feed) positionLocked() (p Position, waiting []string) {
 // Position returns the current position, waiting (at most a few seconds,
 // and not beyond ctx) while an input is being listed.
 func (f *Feed) Position(ctx context.Context) (Position, error) {
-	timeout := time.NewTimer(positionWait)
-	defer timeout.Stop()
+	var timeout <-chan time.Time // made only when there is something to wait for
 	for {
 		f.mu.Lock()
 		p, waiting := f.positionLocked()
@@ -146,9 +145,14 @@ func (f *Feed) Position(ctx context.Context) (Position, error) {
 		if len(waiting) == 0 {
 			return p, nil
 		}
+		if timeout == nil {
+			t := time.NewTimer(positionWait)
+			defer t.Stop()
+			timeout = t.C
+		}
 		select {
 		case <-changed:
-		case <-timeout.C:
+		case <-timeout:
 			return Position{}, &NotReadyError{Waiting: waiting}
 		case <-ctx.Done():
 			return Position{}, &NotReadyError{Waiting: waiting}
@@ -171,7 +175,8 @@ func (f *Feed) WaitListed(ctx context.Context) error {
 	return nil
 }
 
-// HasSynced reports whether the feed has a position: every stream listed.
+// HasSynced reports whether the feed has a position: every stream listed
+// and the facts are settled.
 func (f *Feed) HasSynced() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

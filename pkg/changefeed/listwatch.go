@@ -160,10 +160,6 @@ func (w *observedWatch) run() {
 
 // note records ev before the informer gets it.
 func (w *observedWatch) note(ev watch.Event) {
-	m, err := meta.Accessor(ev.Object)
-	if err != nil {
-		return
-	}
 	key, rev, ok := keyAndRevision(ev.Object)
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
@@ -174,14 +170,19 @@ func (w *observedWatch) note(ev watch.Event) {
 			w.stream.watched(rev)
 		}
 	case watch.Bookmark:
-		rev, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
 		switch {
-		case err != nil:
-		case w.initial != nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true":
+		case !ok:
+		case w.initial != nil && endsInitialEvents(ev.Object):
 			w.stream.listed(rev, w.initial)
 			w.initial = nil
 		case w.initial == nil:
 			w.stream.bookmark(rev)
 		}
 	}
+}
+
+// endsInitialEvents says whether a bookmark ends a watch-list's initial events.
+func endsInitialEvents(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 }

@@ -3,6 +3,7 @@ package changefeed
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,20 +35,12 @@ func (p Position) String() string {
 
 // Equal reports whether p and o are the same position.
 func (p Position) Equal(o Position) bool {
-	if p.Facts != o.Facts || len(p.Revs) != len(o.Revs) {
-		return false
-	}
-	for i := range p.Revs {
-		if p.Revs[i] != o.Revs[i] {
-			return false
-		}
-	}
-	return true
+	return p.Facts == o.Facts && slices.Equal(p.Revs, o.Revs)
 }
 
 // Clone returns a copy of p that shares nothing with it.
 func (p Position) Clone() Position {
-	return Position{Revs: append([]uint64(nil), p.Revs...), Facts: p.Facts}
+	return Position{Revs: slices.Clone(p.Revs), Facts: p.Facts}
 }
 
 // ErrMalformed says a resourceVersion is not one this server or an earlier

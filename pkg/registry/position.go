@@ -13,8 +13,21 @@ import (
 )
 
 // retryAfterSeconds is what a client is told to wait before it tries again
-// a request the server cannot answer yet.
+// a request the server cannot answer yet: informers list within moments, and
+// the syncer creates a new MachineDeployment's tokens as fast.
 const retryAfterSeconds = 1
+
+// serviceUnavailable is a 503 with details and a Retry-After.
+func serviceUnavailable(message string, details metav1.StatusDetails) *apierrors.StatusError {
+	details.RetryAfterSeconds = retryAfterSeconds
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusServiceUnavailable,
+		Reason:  metav1.StatusReasonServiceUnavailable,
+		Details: &details,
+		Message: message,
+	}}
+}
 
 // ListPosition returns the position a LIST reads at: the feed's current
 // one. A requested resourceVersion is honoured as kube-apiserver does: the
@@ -62,13 +75,7 @@ func FeedError(err error) error {
 		status.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
 		return status
 	case errors.As(err, &notReady):
-		return &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    http.StatusServiceUnavailable,
-			Reason:  metav1.StatusReasonServiceUnavailable,
-			Details: &metav1.StatusDetails{RetryAfterSeconds: retryAfterSeconds},
-			Message: err.Error(),
-		}}
+		return serviceUnavailable(err.Error(), metav1.StatusDetails{})
 	case errors.Is(err, changefeed.ErrMalformed):
 		return apierrors.NewBadRequest(err.Error())
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -218,25 +217,7 @@ func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.Event
 	return events
 }
 
-// pendingRetryAfter is what a client is told to wait for a pending object:
-// the syncer creates a new MachineDeployment's tokens within moments.
-const pendingRetryAfter = 1
-
-// pendingError is the answer for an object that is not there yet but will be
-// without anyone acting: 503 with Retry-After, which client-go and kubectl
-// retry on their own, rather than a 500 that reads as a server fault or a 404
-// that reads as a wrong name.
 func (s *Store) pendingError(name, reason string) *apierrors.StatusError {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusServiceUnavailable,
-		Reason: metav1.StatusReasonServiceUnavailable,
-		Details: &metav1.StatusDetails{
-			Group:             s.Resource.Group,
-			Kind:              s.Resource.Resource,
-			Name:              name,
-			RetryAfterSeconds: pendingRetryAfter,
-		},
-		Message: fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
-	}}
+	return serviceUnavailable(fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
+		metav1.StatusDetails{Group: s.Resource.Group, Kind: s.Resource.Resource, Name: name})
 }

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
@@ -104,7 +105,7 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	// Before the tokens: an MD that cannot have its Secrets gets none.
 	if r.cfg.Claims != nil {
 		if err := r.cfg.Claims.Check(md); err != nil {
-			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, err)
+			return NewFailed(profile, requestedSpec(osp), err)
 		}
 	}
 	kubelet, fetch, ok := r.cfg.Tokens.Tokens(md)
@@ -133,10 +134,10 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		switch {
 		case err != nil && viewErr != nil:
 			// Say what the MD asked for even though the render failed.
-			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, viewErr)
+			return NewFailed(profile, requestedSpec(osp), viewErr)
 		case err != nil:
 			// Only the real values fail: their error may quote them.
-			return NewFailed(profile, &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}, errSecretDependent)
+			return NewFailed(profile, requestedSpec(osp), errSecretDependent)
 		}
 		var cfg *osm.OperatingSystemConfigSpec
 		if viewErr == nil {
@@ -147,7 +148,7 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		}
 		if err := fitsSecrets(res); err != nil {
 			if cfg == nil {
-				cfg = &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}
+				cfg = requestedSpec(osp)
 			}
 			return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
 		}
@@ -195,4 +196,10 @@ func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 // Forget drops what the resolver remembers about a deleted MD.
 func (r *Resolver) Forget(uid types.UID) {
 	r.hashes.Remove(uid)
+}
+
+// requestedSpec is the config of an MD whose render failed or is pending: the
+// operating system its profile is for.
+func requestedSpec(osp *ospv1alpha1.OperatingSystemProfile) *osm.OperatingSystemConfigSpec {
+	return &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}
 }

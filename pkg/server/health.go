@@ -29,11 +29,11 @@ type readiness struct {
 func (in apiInputs) readiness(feed *changefeed.Feed) *readiness {
 	return &readiness{
 		informers: map[string]cache.InformerSynced{
-			"machinedeployments":      in.machineDeployments.HasSynced,
-			"machinesets":             in.machineSets.HasSynced,
-			"operatingsystemprofiles": in.profiles.HasSynced,
-			"tokens":                  in.tokens.HasSynced, // kubelet bootstrap and fetch tokens
-			"payload-secrets":         in.payloads.HasSynced,
+			in.streams.machineDeployments.Name(): in.machineDeployments.HasSynced,
+			in.streams.machineSets.Name():        in.machineSets.HasSynced,
+			in.streams.profiles.Name():           in.profiles.HasSynced,
+			in.streams.tokens.Name():             in.tokens.HasSynced, // kubelet bootstrap and fetch tokens
+			in.streams.payloads.Name():           in.payloads.HasSynced,
 		},
 		facts: in.factsSource,
 		feed:  feed,

@@ -31,6 +31,7 @@ type Controller struct {
 	mds      machinecontroller.Lister
 	payloads corev1listers.SecretLister
 	tokens   *tokens.Manager
+	source   *tokens.Source // what renders read: the tokens the informer holds
 	fetch    *tokens.FetchIssuer
 	rbac     *tokens.AccessWriter
 	claims   *machinecontroller.Claims
@@ -65,9 +66,10 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer"}),
 		mds:      machinecontroller.NewLister(cfg.MachineDeployments.GetIndexer()),
 		payloads: corev1listers.NewSecretLister(cfg.Payloads.informer.GetIndexer()),
+		source:   tokens.NewSource(cfg.Tokens),
 		tokens: &tokens.Manager{
 			Client:      cfg.Client,
-			Lister:      cfg.Tokens.Lister(),
+			Cache:       cfg.Tokens.Index(),
 			TTL:         cfg.TokenTTL,
 			RenewBefore: cfg.TokenRenewBefore,
 		},

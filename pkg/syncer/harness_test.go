@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	fcache "k8s.io/client-go/tools/cache/testing"
@@ -202,6 +201,6 @@ func (h *harness) eventually(what string, cond func() (bool, error)) {
 	}
 }
 
-func (h *harness) tokenLister() corev1listers.SecretLister {
-	return h.tokens.Lister()
+func (h *harness) tokenIndex() cache.Indexer {
+	return h.tokens.Index()
 }

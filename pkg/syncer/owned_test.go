@@ -87,7 +87,7 @@ func TestBootstrapFetchTokenOfEarlierVersionsIsRevoked(t *testing.T) {
 	h := start(t, nil)
 	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
 	// Made as earlier versions made it.
-	old := &tokens.Manager{Client: h.client, Lister: h.tokens.Lister(), TTL: time.Hour, RenewBefore: time.Minute}
+	old := &tokens.Manager{Client: h.client, Cache: h.tokens.Index(), TTL: time.Hour, RenewBefore: time.Minute}
 	legacy, err := old.Ensure(ctx, tokens.Request{Ref: ref, Purpose: tokens.PurposeFetch, Groups: "system:bootstrappers:osm:md-" + ref.Hash()})
 	if err != nil {
 		t.Fatal(err)

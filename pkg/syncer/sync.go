@@ -130,9 +130,8 @@ func (c *Controller) ensureTokens(ctx context.Context, ref machinecontroller.Ref
 // tokensVisible says whether the token informer, which renders read tokens
 // through, holds the tokens the syncer just ensured.
 func (c *Controller) tokensVisible(ref machinecontroller.Ref, kubelet tokens.Token, fetch tokens.FetchToken) bool {
-	k, ok1 := tokens.Lookup(c.cfg.Tokens.Lister(), ref, tokens.PurposeKubelet)
-	f, ok2 := tokens.LookupFetch(c.cfg.Tokens.FetchLister(), ref)
-	return ok1 && ok2 && k.Value() == kubelet.Value() && f == fetch.Value
+	k, f, ok := c.source.TokensOf(ref)
+	return ok && k == kubelet.Value() && f == fetch.Value
 }
 
 func (c *Controller) ensureKubeconfig(ctx context.Context, md *clusterv1alpha1.MachineDeployment, tok tokens.Token) error {

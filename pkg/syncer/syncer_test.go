@@ -72,7 +72,7 @@ func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
 			t.Errorf("%s: owner %v %v, want %v", s.Name, owner, ok, ref)
 		}
 	}
-	kubelet, ok1 := tokens.Lookup(h.tokenLister(), ref, tokens.PurposeKubelet)
+	kubelet, ok1 := tokens.Lookup(h.tokenIndex(), ref, tokens.PurposeKubelet)
 	fetch, ok2 := tokens.LookupFetch(h.tokens.FetchLister(), ref)
 	if !ok1 || !ok2 {
 		t.Fatalf("tokens not found: kubelet %v fetch %v", ok1, ok2)

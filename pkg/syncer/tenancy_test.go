@@ -99,7 +99,7 @@ func TestConflictingMDsNeverShareSecrets(t *testing.T) {
 		t.Errorf("the owner's bootstrap secret was written again: %v", after.Annotations)
 	}
 	// The other MD holds no credential that could read the owner's Secrets.
-	if _, ok := tokens.Lookup(h.tokenLister(), poolTeam, tokens.PurposeFetch); ok {
+	if _, ok := tokens.Lookup(h.tokenIndex(), poolTeam, tokens.PurposeFetch); ok {
 		t.Error("the conflicting MD has a fetch token")
 	}
 	if _, err := h.client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(poolTeam), metav1.GetOptions{}); !apierrors.IsNotFound(err) {

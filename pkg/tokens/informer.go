@@ -42,7 +42,7 @@ func NewInformer(client kubernetes.Interface, wrap ...Wrap) *Informer {
 		}
 	}
 	i := &Informer{
-		bootstrap: cache.NewSharedIndexInformer(bootstrapLW, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
+		bootstrap: cache.NewSharedIndexInformer(bootstrapLW, &corev1.Secret{}, 0, indexers()),
 		fetch:     cache.NewSharedIndexInformer(fetchLW, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
 	}
 	// Setting a transform on an informer that has not started cannot fail.
@@ -72,6 +72,12 @@ func (i *Informer) FetchLister() corev1listers.SecretLister {
 	return corev1listers.NewSecretLister(i.fetch.GetIndexer())
 }
 
+// Index is the cache of the bootstrap tokens, indexed by their MD and
+// purpose, for Lookup and Manager.
+func (i *Informer) Index() cache.Indexer {
+	return i.bootstrap.GetIndexer()
+}
+
 // Informer is the shared informer of the bootstrap tokens, for event handlers.
 func (i *Informer) Informer() cache.SharedIndexInformer {
 	return i.bootstrap
@@ -89,4 +95,28 @@ func ValueChanged(old, cur any) bool {
 	n, ok2 := cur.(*corev1.Secret)
 	return !ok1 || !ok2 || string(o.Data[keyTokenSecret]) != string(n.Data[keyTokenSecret]) ||
 		string(o.Data[keyFetchToken]) != string(n.Data[keyFetchToken])
+}
+
+// ownerIndex indexes token Secrets by the MD they were written for and their
+// purpose: an MD's token is found in one step, whatever its ID.
+const ownerIndex = "osm-owner-purpose"
+
+func indexers() cache.Indexers {
+	return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, ownerIndex: ownerIndexFunc}
+}
+
+func ownerKey(ref machinecontroller.Ref, purpose string) string {
+	return ref.Hash() + "/" + purpose
+}
+
+func ownerIndexFunc(obj any) ([]string, error) {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return nil, nil
+	}
+	ref, ok := machinecontroller.Owner(s)
+	if !ok {
+		return nil, nil
+	}
+	return []string{ownerKey(ref, s.Labels[machinecontroller.PurposeLabel])}, nil
 }

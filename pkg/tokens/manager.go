@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
@@ -22,8 +22,9 @@ import (
 type Manager struct {
 	// Client writes Secrets in kube-system (of the worker cluster).
 	Client kubernetes.Interface
-	// Lister reads Secrets in kube-system; a miss falls back to the API.
-	Lister corev1listers.SecretLister
+	// Cache holds the token Secrets in kube-system, indexed as Informer.Index
+	// is; a miss falls back to the API.
+	Cache cache.Indexer
 	// TTL is how long a token is valid after it is created or extended.
 	TTL time.Duration
 	// RenewBefore is how long before its expiration a token is extended.
@@ -79,7 +80,13 @@ func (m *Manager) ensureRandom(ctx context.Context, req Request) (Token, error) 
 	if err != nil {
 		return Token{}, fmt.Errorf("failed to list the %s tokens of %s: %w", req.Purpose, req.Ref, err)
 	}
-	if s := oldestOwned(list.Items, req.Ref, req.Purpose); s != nil {
+	owned := make([]*corev1.Secret, 0, 1)
+	for i := range list.Items {
+		if ownedBy(&list.Items[i], req.Ref, req.Purpose) {
+			owned = append(owned, &list.Items[i])
+		}
+	}
+	if s := preferred(owned, req.Ref, req.Purpose); s != nil {
 		return m.refresh(ctx, req, s)
 	}
 	for range candidates {
@@ -100,16 +107,27 @@ func selector(ref machinecontroller.Ref, purpose string) labels.Selector {
 	return labels.SelectorFromSet(ref.Labels(purpose))
 }
 
-// oldestOwned returns the first made of the tokens of ref for purpose among
-// secrets, nil if there is none: every replica picks the same one.
-func oldestOwned(secrets []corev1.Secret, ref machinecontroller.Ref, purpose string) *corev1.Secret {
-	var found *corev1.Secret
-	for i := range secrets {
-		s := &secrets[i]
-		if !ownedBy(s, ref, purpose) {
-			continue
+// preferred returns the token Ensure uses among owned, ref's tokens for
+// purpose: the first derived ID, else the first made (every replica picks the
+// same); nil if there is none.
+func preferred(owned []*corev1.Secret, ref machinecontroller.Ref, purpose string) *corev1.Secret {
+	switch len(owned) {
+	case 0:
+		return nil
+	case 1:
+		return owned[0]
+	}
+	for i := range candidates {
+		name := secretNamePrefix + candidateID(ref, purpose, i)
+		for _, s := range owned {
+			if s.Name == name {
+				return s
+			}
 		}
-		if found == nil || s.CreationTimestamp.Before(&found.CreationTimestamp) ||
+	}
+	found := owned[0]
+	for _, s := range owned[1:] {
+		if s.CreationTimestamp.Before(&found.CreationTimestamp) ||
 			s.CreationTimestamp.Equal(&found.CreationTimestamp) && s.Name < found.Name {
 			found = s
 		}
@@ -117,43 +135,48 @@ func oldestOwned(secrets []corev1.Secret, ref machinecontroller.Ref, purpose str
 	return found
 }
 
-// Lookup returns the token of ref for purpose from the cache only; ok is false
-// if the syncer has not created it yet.
-func Lookup(lister corev1listers.SecretLister, ref machinecontroller.Ref, purpose string) (tok Token, ok bool) {
-	for i := range candidates {
-		s, err := lister.Secrets(Namespace).Get(secretNamePrefix + candidateID(ref, purpose, i))
-		if err != nil || !ownedBy(s, ref, purpose) {
-			continue
-		}
-		return parse(s)
-	}
-	// A random ID, when every derived one was taken (see ensureRandom).
-	list, err := lister.Secrets(Namespace).List(selector(ref, purpose))
-	if err != nil || len(list) == 0 {
+// Lookup returns the token of ref for purpose from the cache only (indexed
+// as Informer.Index is); ok is false if the syncer has not created it yet.
+func Lookup(tokens cache.Indexer, ref machinecontroller.Ref, purpose string) (tok Token, ok bool) {
+	s := preferred(ownedIn(tokens, ref, purpose), ref, purpose)
+	if s == nil {
 		return Token{}, false
 	}
-	secrets := make([]corev1.Secret, len(list))
-	for i, s := range list {
-		secrets[i] = *s
+	return parse(s)
+}
+
+// ownedIn returns ref's tokens for purpose in tokens.
+func ownedIn(tokens cache.Indexer, ref machinecontroller.Ref, purpose string) []*corev1.Secret {
+	objs, err := tokens.ByIndex(ownerIndex, ownerKey(ref, purpose))
+	if err != nil || len(objs) == 0 {
+		return nil
 	}
-	if s := oldestOwned(secrets, ref, purpose); s != nil {
-		return parse(s)
+	owned := make([]*corev1.Secret, 0, len(objs))
+	for _, obj := range objs {
+		// The index key is a hash: check what it stands for.
+		if s, ok := obj.(*corev1.Secret); ok && s.Namespace == Namespace && ownedBy(s, ref, purpose) {
+			owned = append(owned, s)
+		}
 	}
-	return Token{}, false
+	return owned
 }
 
 // Delete removes every token of ref.
 func (m *Manager) Delete(ctx context.Context, ref machinecontroller.Ref) error {
-	list, err := m.Lister.Secrets(Namespace).List(ref.Selector())
+	var names []string
+	err := cache.ListAllByNamespace(m.Cache, Namespace, ref.Selector(), func(obj any) {
+		if s, ok := obj.(*corev1.Secret); ok {
+			if owner, ok := machinecontroller.Owner(s); ok && owner == ref {
+				names = append(names, s.Name)
+			}
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("failed to list tokens of %s: %w", ref, err)
 	}
 	var errs []error
-	for _, s := range list {
-		if owner, ok := machinecontroller.Owner(s); !ok || owner != ref {
-			continue
-		}
-		errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
+	for _, name := range names {
+		errs = append(errs, m.deleteSecret(ctx, ref, name))
 	}
 	return errors.Join(errs...)
 }
@@ -162,15 +185,9 @@ func (m *Manager) Delete(ctx context.Context, ref machinecontroller.Ref) error {
 // API call when there are none. The syncer removes the bootstrap tokens
 // earlier versions used as fetch tokens (PurposeFetch) with it.
 func (m *Manager) DeletePurpose(ctx context.Context, ref machinecontroller.Ref, purpose string) error {
-	list, err := m.Lister.Secrets(Namespace).List(selector(ref, purpose))
-	if err != nil {
-		return fmt.Errorf("failed to list the %s tokens of %s: %w", purpose, ref, err)
-	}
 	var errs []error
-	for _, s := range list {
-		if ownedBy(s, ref, purpose) {
-			errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
-		}
+	for _, s := range ownedIn(m.Cache, ref, purpose) {
+		errs = append(errs, m.deleteSecret(ctx, ref, s.Name))
 	}
 	return errors.Join(errs...)
 }
@@ -184,7 +201,15 @@ func (m *Manager) deleteSecret(ctx context.Context, ref machinecontroller.Ref, n
 }
 
 func (m *Manager) get(id string) (*corev1.Secret, error) {
-	return m.Lister.Secrets(Namespace).Get(secretNamePrefix + id)
+	obj, exists, err := m.Cache.GetByKey(Namespace + "/" + secretNamePrefix + id)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := obj.(*corev1.Secret)
+	if !exists || !ok {
+		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), secretNamePrefix+id)
+	}
+	return s, nil
 }
 
 func (m *Manager) now() time.Time {

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -24,7 +23,7 @@ var (
 func setup(t *testing.T, now time.Time, existing ...*corev1.Secret) (*Manager, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset()
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 	for _, s := range existing {
 		if _, err := client.CoreV1().Secrets(s.Namespace).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -34,7 +33,7 @@ func setup(t *testing.T, now time.Time, existing ...*corev1.Secret) (*Manager, *
 		}
 	}
 	return &Manager{
-		Client: client, Lister: corev1listers.NewSecretLister(indexer),
+		Client: client, Cache: indexer,
 		TTL: 24 * time.Hour, RenewBefore: 12 * time.Hour, Now: func() time.Time { return now },
 	}, client
 }
@@ -141,11 +140,11 @@ func TestLookupAndDelete(t *testing.T) {
 	other := machinecontroller.Ref{Namespace: "team-a", Name: "other"}
 	otherTok := newSecret(other, PurposeFetch, "g", Token{ID: candidateID(other, PurposeFetch, 0), Secret: "fedcba9876543210", Expiration: epoch})
 	m, client := setup(t, epoch, ours(PurposeFetch, 0, epoch), ours(PurposeKubelet, 0, epoch), otherTok)
-	tok, ok := Lookup(m.Lister, ref, PurposeKubelet)
+	tok, ok := Lookup(m.Cache, ref, PurposeKubelet)
 	if !ok || tok.ID != candidateID(ref, PurposeKubelet, 0) {
 		t.Fatalf("Lookup = %+v, %v", tok, ok)
 	}
-	if _, ok := Lookup(m.Lister, machinecontroller.Ref{Namespace: "x", Name: "y"}, PurposeKubelet); ok {
+	if _, ok := Lookup(m.Cache, machinecontroller.Ref{Namespace: "x", Name: "y"}, PurposeKubelet); ok {
 		t.Errorf("Lookup found a token of an unknown MachineDeployment")
 	}
 	if err := m.Delete(context.Background(), ref); err != nil {
@@ -196,7 +195,7 @@ func TestSquattedIDsFallBackToARandomID(t *testing.T) {
 			t.Fatalf("token %s took a squatted id", tok.ID)
 		}
 	}
-	if _, ok := Lookup(m.Lister, ref, PurposeKubelet); ok {
+	if _, ok := Lookup(m.Cache, ref, PurposeKubelet); ok {
 		t.Fatal("the cache has not seen the token yet, but Lookup found one")
 	}
 	// The cache is behind: Ensure must find the token, not make a second one.
@@ -210,14 +209,14 @@ func TestSquattedIDsFallBackToARandomID(t *testing.T) {
 	}
 
 	// Once the cache has it, Lookup finds it, and DeletePurpose removes only it.
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 	for i := range list.Items {
 		if err := indexer.Add(&list.Items[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m.Lister = corev1listers.NewSecretLister(indexer)
-	if found, ok := Lookup(m.Lister, ref, PurposeKubelet); !ok || found != tok {
+	m.Cache = indexer
+	if found, ok := Lookup(m.Cache, ref, PurposeKubelet); !ok || found != tok {
 		t.Fatalf("Lookup = %+v, %v; want %+v", found, ok, tok)
 	}
 	if err := m.DeletePurpose(context.Background(), ref, PurposeKubelet); err != nil {
@@ -228,5 +227,25 @@ func TestSquattedIDsFallBackToARandomID(t *testing.T) {
 		if s.Name == tok.SecretName() || len(list.Items) != candidates {
 			t.Fatalf("after DeletePurpose: %d secrets, %s among them", len(list.Items), s.Name)
 		}
+	}
+}
+
+// With two tokens of one MD (a random one, then a derived ID freed again;
+// the first derived ID is another MD's), Lookup picks the one Ensure keeps:
+// the derived ID.
+func TestLookupPicksTheTokenEnsureKeeps(t *testing.T) {
+	other := machinecontroller.Ref{Namespace: "team-b", Name: "other"}
+	taken := newSecret(other, PurposeKubelet, KubeletGroup, Token{ID: candidateID(ref, PurposeKubelet, 0), Secret: "fedcba9876543210", Expiration: epoch.Add(20 * time.Hour)})
+	random := newSecret(ref, PurposeKubelet, KubeletGroup, Token{ID: "zzzzzz", Secret: "fedcba9876543210", Expiration: epoch.Add(20 * time.Hour)})
+	derived := ours(PurposeKubelet, 1, epoch.Add(20*time.Hour))
+	derived.CreationTimestamp = metav1.NewTime(epoch.Add(time.Hour)) // made after the random one
+	m, _ := setup(t, epoch, taken, random, derived)
+	got, ok := Lookup(m.Cache, ref, PurposeKubelet)
+	kept, err := m.Ensure(context.Background(), Request{Ref: ref, Purpose: PurposeKubelet, Groups: KubeletGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok || got != kept || got.ID != candidateID(ref, PurposeKubelet, 1) {
+		t.Errorf("Lookup = %+v (%v), Ensure = %+v; want both the derived id %s", got, ok, kept, candidateID(ref, PurposeKubelet, 1))
 	}
 }

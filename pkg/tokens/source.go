@@ -3,6 +3,7 @@ package tokens
 import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
@@ -11,18 +12,23 @@ import (
 // renders, so that every replica, leader or not, serves the payloads the
 // Secrets hold.
 type Source struct {
-	bootstrap, fetch corev1listers.SecretLister
+	bootstrap cache.Indexer
+	fetch     corev1listers.SecretLister
 }
 
 // NewSource returns a Source over i.
 func NewSource(i *Informer) *Source {
-	return &Source{bootstrap: i.Lister(), fetch: i.FetchLister()}
+	return &Source{bootstrap: i.Index(), fetch: i.FetchLister()}
 }
 
 // Tokens returns md's kubelet bootstrap token and fetch token; ok is false
 // until the syncer has created both.
 func (s *Source) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool) {
-	ref := machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name}
+	return s.TokensOf(machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name})
+}
+
+// TokensOf is Tokens of the MD ref.
+func (s *Source) TokensOf(ref machinecontroller.Ref) (kubelet, fetch string, ok bool) {
 	k, ok1 := Lookup(s.bootstrap, ref, PurposeKubelet)
 	f, ok2 := LookupFetch(s.fetch, ref)
 	if !ok1 || !ok2 {

@@ -40,8 +40,8 @@ type Ref struct {
 // String returns "<namespace>/<name>", the workqueue key of the MachineDeployment.
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
-// Hash is a digest of the reference, usable in labels, object names and RBAC
-// group names whatever characters the name holds. Names made of it are unique
+// Hash is a digest of the reference, usable in labels and object names
+// whatever characters the name holds. Names made of it are unique
 // per MachineDeployment: 128 bits, so that no tenant can search for a name of
 // its own whose digest equals another MD's (2^64 tries would be within reach).
 func (r Ref) Hash() string {

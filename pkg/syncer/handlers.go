@@ -108,14 +108,9 @@ func (c *Controller) onMachineDeployment(obj any) {
 // onPayloadDeleted enqueues the owner of a deleted Secret and every MD that
 // shares its name.
 func (c *Controller) onPayloadDeleted(obj any) {
-	c.onOwned(obj)
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		if ref, ok := machinecontroller.Owner(m); ok {
-			c.enqueuePeers(ref)
-		}
+	if ref, ok := ownerOf(obj); ok {
+		c.enqueue(ref)
+		c.enqueuePeers(ref)
 	}
 }
 
@@ -159,14 +154,9 @@ func ownedHandler(f func(any)) cache.ResourceEventHandler {
 // onOwnedAccess enqueues the MachineDeployment of a fetch Role or RoleBinding
 // and makes its next sync read them back instead of trusting what it wrote.
 func (c *Controller) onOwnedAccess(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		if ref, ok := machinecontroller.Owner(m); ok {
-			c.rbac.Invalidate(ref)
-			c.enqueue(ref)
-		}
+	if ref, ok := ownerOf(obj); ok {
+		c.rbac.Invalidate(ref)
+		c.enqueue(ref)
 	}
 }
 
@@ -181,16 +171,21 @@ func (c *Controller) onNamespace(obj any) {
 }
 
 func (c *Controller) onOwned(obj any) {
+	if ref, ok := ownerOf(obj); ok {
+		c.enqueue(ref)
+	}
+}
+
+// ownerOf returns the MD an object (or a tombstone of one) was written for.
+func ownerOf(obj any) (machinecontroller.Ref, bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return
+		return machinecontroller.Ref{}, false
 	}
-	if ref, ok := machinecontroller.Owner(m); ok {
-		c.enqueue(ref)
-	}
+	return machinecontroller.Owner(m)
 }
 
 // onMachineSet enqueues the MachineDeployment that controls a MachineSet.

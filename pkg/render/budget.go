@@ -96,8 +96,8 @@ func (b *budget) leave() { b.depth-- }
 
 // produce charges a value of n bytes a function produced.
 func (b *budget) produce(fn string, n int64) error {
-	if n > maxValue {
-		return exceeded("%s would produce %s", fn, beyond(n, maxValue))
+	if err := tooLarge(fn, float64(n)); err != nil {
+		return err
 	}
 	b.produced += n
 	if b.produced > maxProduced {

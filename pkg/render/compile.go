@@ -16,7 +16,7 @@ const defaultFilePermissions = 644
 
 // compiledOSP is an OSP's templates parsed for one container runtime. It is
 // immutable once built and shared by concurrent renders, except for failed,
-// which a render that exceeded its budget sets (budget.go).
+// which a render that exceeded its budget sets (renderer.go).
 type compiledOSP struct {
 	name         string
 	bootstrap    compiledConfig
@@ -88,8 +88,7 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if err != nil {
 			return cc, templateError(ospName, kind+" template "+name, name, err)
 		}
-		deps := analyze(t)
-		exec, err := newExecutable(t)
+		exec, deps, err := compileTemplate(t)
 		if err != nil {
 			return cc, templateError(ospName, kind+" template "+name, name, err)
 		}
@@ -114,8 +113,7 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if perms == 0 {
 			perms = defaultFilePermissions
 		}
-		deps := analyze(t)
-		exec, err := newExecutable(t)
+		exec, deps, err := compileTemplate(t)
 		if err != nil {
 			return cc, templateError(ospName, kind+" file "+f.Path, f.Path, err)
 		}
@@ -195,4 +193,12 @@ func convertModules(m *ospv1alpha1.CloudInitModule) *osm.CloudInitModule {
 		YumRepos:       m.YumRepos,
 		YumRepoDir:     m.YumRepoDir,
 	}
+}
+
+// compileTemplate finds the dependencies of t, then instruments it for the
+// render budget: in that order, since instrumenting rewrites t's trees.
+func compileTemplate(t *template.Template) (*executable, templateDeps, error) {
+	deps := analyze(t)
+	exec, err := newExecutable(t)
+	return exec, deps, err
 }

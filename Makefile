@@ -40,13 +40,13 @@ test-deps:
 test-unit:
 	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/...
 
-## test-e2e: builds kube-apiserver/kubectl/etcd once (6-10 min, cached), then runs test/e2e.
+## test-e2e: builds the cluster binaries once (8-12 min, cached), then runs test/e2e and test/image.
 test-e2e:
 	@hack/build-cluster-binaries.sh >/dev/null
 	$(GO) test -count=1 -timeout 40m ./test/e2e/... ./test/image/...
 
 ## node-test: boots node VMs (QEMU, installed when missing) against a local cluster;
-## one line per boot. The first run builds the node kit (6-10 min, cached). docs/node-test.md
+## one line per boot. The first run builds the node kit (8-15 min, cached). docs/node-test.md
 node-test:
 	@hack/node-test.sh
 

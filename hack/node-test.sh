@@ -31,7 +31,7 @@ fi
 
 if [ -z "${OSM_NODE_KIT:-}" ]; then
   start=$(date +%s)
-  log "node kit (hack/node-kit.sh; 6-10 minutes the first time, plus the cluster binaries)"
+  log "node kit (hack/node-kit.sh; 8-15 minutes the first time, plus the cluster binaries)"
   OSM_NODE_KIT="$(hack/node-kit.sh)"
   log "node kit ready after $(($(date +%s) - start)) s: $OSM_NODE_KIT"
 fi

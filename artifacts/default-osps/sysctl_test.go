@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +24,8 @@ func TestSysctlsKeepIPv6RoutesWhileForwarding(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("applying sysctls in a network namespace needs root (`ip netns add`); make test runs as root in CI")
 	}
-	netns := makeNetns(t, hostNetworks[2])
+	dualStack := slices.IndexFunc(hostNetworks, func(h hostNetwork) bool { return h.name == "dual-stack" })
+	netns := makeNetns(t, hostNetworks[dualStack])
 	osps, err := Load()
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -102,12 +103,12 @@ func TestFetchCredentialCannotBootstrapNodes(t *testing.T) {
 
 	// It still reads its own MD's Secrets, and nothing else.
 	secrets := asToken(t, fetch).CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace)
-	for _, name := range []string{machinecontroller.KubeletBootstrapSecretName("alpha", ns), fmt.Sprintf("alpha-%s-provisioning-config", ns)} {
+	for _, name := range []string{machinecontroller.KubeletBootstrapSecretName("alpha", ns), machinecontroller.SecretName("alpha", ns, osm.PayloadTypeProvisioning)} {
 		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); err != nil {
 			t.Errorf("GET own %s: %v", name, err)
 		}
 	}
-	for _, name := range []string{fmt.Sprintf("beta-%s-provisioning-config", ns), machinecontroller.KubeletBootstrapSecretName("beta", ns),
+	for _, name := range []string{machinecontroller.SecretName("beta", ns, osm.PayloadTypeProvisioning), machinecontroller.KubeletBootstrapSecretName("beta", ns),
 		bootstrap.Name, tokens.FetchTokenSecretName(ref)} {
 		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("GET %s: %v, want 403", name, err)
@@ -162,7 +163,7 @@ func TestFetchCredentialRotationAndRevocation(t *testing.T) {
 	rotating.stop()
 	settled := fetchToken(t, payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0")))
 	ctx := testContext(t)
-	provisioning := fmt.Sprintf("alpha-%s-provisioning-config", ns)
+	provisioning := machinecontroller.SecretName("alpha", ns, osm.PayloadTypeProvisioning)
 	all := map[string]string{"first": first.Value, "second": second.Value, "third": third.Value, "current": settled}
 	for name, tok := range all {
 		if _, err := asToken(t, tok).CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(ctx, provisioning, metav1.GetOptions{}); err != nil {

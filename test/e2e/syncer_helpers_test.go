@@ -104,13 +104,19 @@ func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*serve
 // deleted; its MachineDeployments are.
 func syncerNamespace(t testing.TB) string {
 	t.Helper()
-	ns := fmt.Sprintf("syncer-%d", time.Now().UnixNano()%1_000_000_000)
+	return createNamespace(t, fmt.Sprintf("syncer-%d", time.Now().UnixNano()%1_000_000_000))
+}
+
+// createNamespace creates namespace name for one test. Namespaces stay
+// Terminating without kube-controller-manager, so it is not deleted.
+func createNamespace(t testing.TB, name string) string {
+	t.Helper()
 	_, err := env.kube.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ns
+	return name
 }
 
 // e2eProfile returns testdata's e2e-ubuntu profile renamed to name at version.

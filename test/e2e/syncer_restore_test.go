@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -38,7 +39,7 @@ func TestSyncerRestoresFetchAccessWithinSeconds(t *testing.T) {
 	token := fetchToken(t, payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0")))
 	ref := machinecontroller.Ref{Namespace: ns, Name: "alpha"}
 	name := tokens.FetchAccessName(ref)
-	provisioning := fmt.Sprintf("alpha-%s-provisioning-config", ns)
+	provisioning := machinecontroller.SecretName("alpha", ns, osm.PayloadTypeProvisioning)
 	ctx := testContext(t)
 	rbac := env.kube.RbacV1()
 	readsOwn := func(token string) func() error {
@@ -139,7 +140,7 @@ func TestSyncerRecreatesDeletedNamespace(t *testing.T) {
 		if _, err := env.kube.RbacV1().RoleBindings(settings).Get(ctx, syncer.AccessRoleBinding, metav1.GetOptions{}); err != nil {
 			return fmt.Errorf("the syncer's access: %w", err)
 		}
-		for _, name := range []string{md + "-" + testNamespace + "-provisioning-config", md + "-" + testNamespace + "-bootstrap-config",
+		for _, name := range []string{machinecontroller.SecretName(md, testNamespace, osm.PayloadTypeProvisioning), machinecontroller.SecretName(md, testNamespace, osm.PayloadTypeBootstrap),
 			machinecontroller.KubeletBootstrapSecretName(md, testNamespace), tokens.FetchTokenSecretName(ref)} {
 			if _, err := env.kube.CoreV1().Secrets(settings).Get(ctx, name, metav1.GetOptions{}); err != nil {
 				return err
@@ -151,7 +152,7 @@ func TestSyncerRecreatesDeletedNamespace(t *testing.T) {
 	t.Logf("namespace, the syncer's access and the MD's Secrets and RBAC back %s after the delete", time.Since(start).Round(time.Millisecond))
 	token := fetchToken(t, payloadSecret(t, testNamespace, md, "bootstrap", func(*corev1.Secret) error { return nil }))
 	eventually(t, 30*time.Second, func() error {
-		_, err := asToken(t, token).CoreV1().Secrets(settings).Get(ctx, md+"-"+testNamespace+"-provisioning-config", metav1.GetOptions{})
+		_, err := asToken(t, token).CoreV1().Secrets(settings).Get(ctx, machinecontroller.SecretName(md, testNamespace, osm.PayloadTypeProvisioning), metav1.GetOptions{})
 		return err
 	})
 	if err := revoked(t, oldToken); err != nil {

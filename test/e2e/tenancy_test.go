@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,18 +12,6 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
-
-// createNamespace creates namespace name for one test. Namespaces stay
-// Terminating without kube-controller-manager, so it is not deleted.
-func createNamespace(t testing.TB, name string) string {
-	t.Helper()
-	_, err := env.kube.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
 
 // ownedBy checks that a payload Secret belongs to MD namespace/name.
 func ownedBy(namespace, name string) func(*corev1.Secret) error {

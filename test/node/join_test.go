@@ -85,8 +85,8 @@ func joinNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, error)
 	return readyAfter, nil
 }
 
-// nodeState says what keeps the node from Ready ("" when Ready). With bootID
-// set, a node still reporting that boot is not Ready yet either.
+// nodeState says what keeps the node from Ready ("" when Ready). With
+// oldBootID set, a node still reporting that boot is not Ready yet either.
 func nodeState(ctx context.Context, name, oldBootID string) (string, error) {
 	n, err := env.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
 // kit is what hack/node-kit.sh built: the VM image and the mirror's files
@@ -19,7 +17,7 @@ type kit struct {
 	kubeVersion string // v1.37.1
 	guestAddr   string
 	ports       struct{ apiserver, mirror, registry int }
-	cmdline     string
+	cmdline     string // "": nodevm.DefaultAppend
 }
 
 // loadKit reads the kit of OSM_NODE_KIT (hack/node-test.sh sets it), or builds
@@ -49,9 +47,6 @@ func loadKit(ctx context.Context, repo string) (*kit, error) {
 	if k.kubeVersion == "" || k.guestAddr == "" {
 		return nil, fmt.Errorf("%s/kit.env: KUBE_VERSION or GUEST_ADDR missing", dir)
 	}
-	if k.cmdline == "" {
-		k.cmdline = nodevm.DefaultAppend
-	}
 	for _, f := range []string{"vmlinuz", "initrd.img", "rootfs.img", "mirror"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			return nil, fmt.Errorf("the kit is incomplete: %w", err)
@@ -80,8 +75,4 @@ func readShellEnv(path string) (map[string]string, error) {
 		vars[k] = v
 	}
 	return vars, nil
-}
-
-func detectAccel() (nodevm.Accel, string, error) {
-	return nodevm.DetectAccel(os.Getenv("OSM_NODE_TEST_ACCEL"))
 }

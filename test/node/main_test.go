@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
 // env is what every boot uses; TestMain sets it up once.
@@ -96,7 +98,7 @@ func setUp(ctx context.Context) error {
 	if env.kit, err = loadKit(ctx, env.repo); err != nil {
 		return err
 	}
-	accel, reason, err := detectAccel()
+	accel, reason, err := nodevm.DetectAccel(os.Getenv("OSM_NODE_TEST_ACCEL"))
 	if err != nil {
 		return err
 	}

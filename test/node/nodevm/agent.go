@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -207,22 +206,4 @@ func (a *Agent) callTimeout() time.Duration {
 		return a.CallTimeout
 	}
 	return 30 * time.Second
-}
-
-// WaitReady polls Ping until the agent answers or ctx ends.
-func (a *Agent) WaitReady(ctx context.Context) error {
-	var last error
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		last = a.Ping(pctx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), last)
-		case <-time.After(2 * time.Second):
-		}
-	}
 }

@@ -124,7 +124,7 @@ func TestAgentExec(t *testing.T) {
 func TestAgentPingRebootAndErrors(t *testing.T) {
 	a, f := startFake(t)
 	ctx := context.Background()
-	if err := a.WaitReady(ctx); err != nil {
+	if err := a.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Reboot(ctx); err != nil {
@@ -150,7 +150,7 @@ func TestAgentUnreachable(t *testing.T) {
 	a := &Agent{Socket: filepath.Join(t.TempDir(), "none.sock")}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if err := a.WaitReady(ctx); err == nil {
-		t.Error("WaitReady on a missing socket: want an error")
+	if err := a.Ping(ctx); err == nil {
+		t.Error("Ping on a missing socket: want an error")
 	}
 }

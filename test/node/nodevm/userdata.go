@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // blankLines are lines of nothing but spaces and tabs.
@@ -15,7 +17,7 @@ var blankLines = regexp.MustCompile(`(?m)^[ \t]+$`)
 // whitespace-only lines emptied, as its cleanupTemplateOutput does (YAML
 // forbids lines of only spaces or tabs in some places).
 func MachineUserData(secretData []byte, machineName string) []byte {
-	const placeholder = "<MACHINE_NAME>"
+	const placeholder = machinecontroller.MachineNamePlaceholder
 	s := strings.ReplaceAll(string(secretData), placeholder, machineName)
 	s = strings.ReplaceAll(s, url.QueryEscape(placeholder), url.QueryEscape(machineName))
 	return []byte(blankLines.ReplaceAllString(s, ""))

@@ -38,7 +38,7 @@ test-deps:
 
 ## test-unit: unit tests with the race detector.
 test-unit:
-	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/...
+	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/... ./test/internal/...
 
 ## test-e2e: builds the cluster binaries once (8-12 min, cached), then runs test/e2e and test/image.
 test-e2e:

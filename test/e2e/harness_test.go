@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // dumpLogs prints the end of the servers' logs, and osm-apiserver's first error
@@ -54,30 +55,15 @@ func scanLog(path string, n, m int) (last, errs []string, err error) {
 func command(timeout time.Duration, dir string, extraEnv []string, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), extraEnv...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
-	}
-	return nil
+	return testenv.Command(ctx, dir, extraEnv, name, args...)
 }
 
-// readEnvFile reads the KEY="value" lines of the harness's env file.
+// readEnvFile reads the harness's env file, which names kubectl and the
+// kubeconfig.
 func readEnvFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	vars, err := testenv.ReadShellEnv(path)
 	if err != nil {
 		return nil, err
-	}
-	vars := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimPrefix(strings.TrimSpace(line), "export ")
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		vars[k] = strings.Trim(v, `"`)
 	}
 	if vars["KUBECONFIG"] == "" || vars["KUBECTL"] == "" {
 		return nil, fmt.Errorf("%s: KUBECONFIG or KUBECTL missing", path)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // env is the cluster every test talks to; TestMain sets it up once.
@@ -59,11 +60,11 @@ func run(m *testing.M) int {
 }
 
 func setUp() error {
-	wd, err := os.Getwd()
+	repo, err := testenv.RepoRoot()
 	if err != nil {
 		return err
 	}
-	env.repo = filepath.Clean(filepath.Join(wd, "..", ".."))
+	env.repo = repo
 	if dir := os.Getenv("OSM_E2E_REUSE_CLUSTER"); dir != "" {
 		// For quick iterations: a cluster started with hack/local-cluster.sh up
 		// (OSM_APISERVER_ARGS as serverArgs), kept after the tests.

@@ -21,6 +21,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // restoreWithin is how soon the syncer repairs what it owns; its resync is a
@@ -179,17 +180,10 @@ func startNamespaceController(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if t.Failed() {
-			if data, err := os.ReadFile(log.Name()); err == nil {
-				t.Logf("kube-controller-manager:\n%s", tail(string(data), 40))
-			}
+			t.Logf("kube-controller-manager:\n%s", testenv.TailFile(log.Name(), 40))
 		}
 		_ = log.Close()
 	})
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // The syncer may create RoleBindings and namespaces anywhere as far as RBAC

@@ -16,6 +16,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // built is what two runs of `make image` left, each in a directory of its own.
@@ -73,13 +75,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// repo is the checkout's root: this package lives in test/image.
+// repo is the checkout's root.
 func repo() string {
-	wd, err := os.Getwd()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		panic(err)
 	}
-	return filepath.Clean(filepath.Join(wd, "..", ".."))
+	return root
 }
 
 // run runs a command in dir and returns its stdout; the error carries stderr.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // testNamespace holds the test's MachineDeployments and pods.
@@ -29,7 +30,7 @@ var ospResource = schema.GroupVersionResource{Group: "operatingsystemmanager.k8c
 // pointing containerd at the test's registry.
 func startCluster(ctx context.Context) error {
 	bin := filepath.Join(env.dir, "bin", "osm-apiserver")
-	if err := command(ctx, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
+	if err := testenv.Command(ctx, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
 		return fmt.Errorf("failed to build osm-apiserver: %w", err)
 	}
 	k := env.kit
@@ -46,10 +47,10 @@ func startCluster(ctx context.Context) error {
 		fmt.Sprintf("OSM_CLUSTER_INFO_SERVER=https://%s:%d", k.guestAddr, k.ports.apiserver),
 		"OSM_CONTROLLER_MANAGER=1",
 	}
-	if err := command(ctx, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
+	if err := testenv.Command(ctx, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
 		return err
 	}
-	vars, err := readShellEnv(filepath.Join(env.dir, "env"))
+	vars, err := testenv.ReadShellEnv(filepath.Join(env.dir, "env"))
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func prepareNamespace(ctx context.Context) error {
 func stopCluster() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := command(ctx, env.repo, []string{"OSM_CLUSTER_DIR=" + env.dir}, "hack/local-cluster.sh", "down"); err != nil {
+	if err := testenv.Command(ctx, env.repo, []string{"OSM_CLUSTER_DIR=" + env.dir}, "hack/local-cluster.sh", "down"); err != nil {
 		fmt.Fprintf(os.Stderr, "node-test: tear-down: %v\n", err)
 	}
 }
@@ -100,27 +101,6 @@ func dumpClusterLogs() {
 	}
 	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "osm-apiserver"} {
 		path := filepath.Join(env.dir, "run", name+".log")
-		fmt.Fprintf(os.Stderr, "----- last lines of %s -----\n%s\n", path, tailFile(path, 40))
+		fmt.Fprintf(os.Stderr, "----- last lines of %s -----\n%s\n", path, testenv.TailFile(path, 40))
 	}
-}
-
-// command runs name with args in dir, streaming its output to stderr.
-func command(ctx context.Context, dir string, extraEnv []string, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), extraEnv...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
-	}
-	return nil
-}
-
-// tailFile returns the last n lines of a file, or why it cannot.
-func tailFile(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	return tailLines(string(data), n)
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
@@ -59,6 +60,6 @@ func diagnose(vm *nodevm.VM, b boot) {
 		}
 		section("pod "+pod, strings.TrimSpace(pending+"\n"+strings.Join(s, "\n")))
 	}
-	section("mirror requests, last 15", tailFile(env.servers.mirrorLog, 15))
-	section("registry requests, last 15", tailFile(env.servers.registryLog, 15))
+	section("mirror requests, last 15", testenv.TailFile(env.servers.mirrorLog, 15))
+	section("registry requests, last 15", testenv.TailFile(env.servers.registryLog, 15))
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
@@ -184,7 +185,7 @@ func runEdgeScript(ctx context.Context, vm *nodevm.VM, b boot, what string) erro
 		return err
 	}
 	if res.r.ExitCode != 0 {
-		return fmt.Errorf("%s exited %d:\n%s", what, res.r.ExitCode, tailLines(res.r.Stderr, 30))
+		return fmt.Errorf("%s exited %d:\n%s", what, res.r.ExitCode, testenv.TailLines(res.r.Stderr, 30))
 	}
 	progress("%s: %s done in %d s: %s", b.name, what, int(time.Since(start).Seconds()), lastLine(res.r.Stderr))
 	return nil
@@ -209,14 +210,6 @@ func guestUnits(ctx context.Context, vm *nodevm.VM) string {
 	return "guest: " + strings.Join(s, " ")
 }
 
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 func lastLine(s string) string {
-	return tailLines(s, 1)
+	return testenv.TailLines(s, 1)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // kit is what hack/node-kit.sh built: the VM image and the mirror's files
@@ -34,7 +36,7 @@ func loadKit(ctx context.Context, repo string) (*kit, error) {
 		}
 		dir = strings.TrimSpace(string(out))
 	}
-	vars, err := readShellEnv(filepath.Join(dir, "kit.env"))
+	vars, err := testenv.ReadShellEnv(filepath.Join(dir, "kit.env"))
 	if err != nil {
 		return nil, err
 	}
@@ -53,26 +55,4 @@ func loadKit(ctx context.Context, repo string) (*kit, error) {
 		}
 	}
 	return k, nil
-}
-
-// readShellEnv reads the KEY=value lines of a shell-sourceable file (values
-// optionally quoted, no expansions).
-func readShellEnv(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	vars := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimPrefix(strings.TrimSpace(line), "export ")
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		vars[k] = v
-	}
-	return vars, nil
 }

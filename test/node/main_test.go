@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
@@ -90,11 +91,11 @@ func run(m *testing.M) int {
 }
 
 func setUp(ctx context.Context) error {
-	wd, err := os.Getwd()
+	repo, err := testenv.RepoRoot()
 	if err != nil {
 		return err
 	}
-	env.repo = filepath.Clean(filepath.Join(wd, "..", ".."))
+	env.repo = repo
 	if env.kit, err = loadKit(ctx, env.repo); err != nil {
 		return err
 	}

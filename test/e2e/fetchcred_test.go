@@ -58,9 +58,7 @@ func TestFetchCredentialCannotBootstrapNodes(t *testing.T) {
 	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
 	startSyncer(t, "only", nil)
 	createMD(t, syncerMD(ns, "alpha", osp, "1"))
-	createMD(t, syncerMD(ns, "beta", osp, "1"))
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
-	payloadSecret(t, ns, "beta", "provisioning", annotated("1", "v1.0.0"))
 	fetch := fetchToken(t, bootstrap)
 	ref := machinecontroller.Ref{Namespace: ns, Name: "alpha"}
 
@@ -99,20 +97,6 @@ func TestFetchCredentialCannotBootstrapNodes(t *testing.T) {
 	})
 	if _, err := asToken(t, fetch).CertificatesV1().CertificateSigningRequests().Create(ctx, nodeCSR(t, ns), metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("CSR with the fetch token: %v, want 403", err)
-	}
-
-	// It still reads its own MD's Secrets, and nothing else.
-	secrets := asToken(t, fetch).CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace)
-	for _, name := range []string{machinecontroller.KubeletBootstrapSecretName("alpha", ns), machinecontroller.SecretName("alpha", ns, osm.PayloadTypeProvisioning)} {
-		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); err != nil {
-			t.Errorf("GET own %s: %v", name, err)
-		}
-	}
-	for _, name := range []string{machinecontroller.SecretName("beta", ns, osm.PayloadTypeProvisioning), machinecontroller.KubeletBootstrapSecretName("beta", ns),
-		bootstrap.Name, tokens.FetchTokenSecretName(ref)} {
-		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("GET %s: %v, want 403", name, err)
-		}
 	}
 }
 

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
@@ -83,8 +83,13 @@ func TestSyncerSecretsAndLeastPrivilegeFetchToken(t *testing.T) {
 	if !bytes.Contains(kubeconfig.Data["kubeconfig"], []byte("token: ")) {
 		t.Errorf("kubelet bootstrap kubeconfig holds no token:\n%s", kubeconfig.Data["kubeconfig"])
 	}
-	if _, err := secrets.Get(ctx, fmt.Sprintf("beta-%s-provisioning-config", ns), metav1.GetOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("GET of another MD's secret: %v, want 403", err)
+	// Another MD's Secrets, its own bootstrap payload (only edge MDs need it)
+	// and the Secret holding the token itself are not its to read.
+	for _, name := range []string{machinecontroller.SecretName("beta", ns, osm.PayloadTypeProvisioning), machinecontroller.KubeletBootstrapSecretName("beta", ns),
+		bootstrap.Name, tokens.FetchTokenSecretName(machinecontroller.Ref{Namespace: ns, Name: "alpha"})} {
+		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("GET %s: %v, want 403", name, err)
+		}
 	}
 	if _, err := secrets.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("LIST of secrets: %v, want 403", err)

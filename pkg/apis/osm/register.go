@@ -34,6 +34,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&OperatingSystemConfigList{},
 		&ProvisioningPayload{},
 		&ProvisioningPayloadList{},
+		&BootReport{},
+		&BootReportList{},
+		&BootStep{},
 	)
 	return nil
 }

@@ -124,6 +124,8 @@ type OperatingSystemConfigStatus struct {
 	// Pending says what the config waits for: before it can be rendered, or
 	// before it follows the MD's changed template (see v1alpha1).
 	Pending string
+	// Machines counts the boot reports of the MD's machines; nil when none.
+	Machines *MachineSummary
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.

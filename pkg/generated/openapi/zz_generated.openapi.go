@@ -32,12 +32,21 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReport":                  schema_pkg_apis_osm_v1alpha1_BootReport(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportList":              schema_pkg_apis_osm_v1alpha1_BootReportList(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportSpec":              schema_pkg_apis_osm_v1alpha1_BootReportSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStatus":            schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStep":              schema_pkg_apis_osm_v1alpha1_BootReportStep(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStep":                    schema_pkg_apis_osm_v1alpha1_BootStep(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec":                schema_pkg_apis_osm_v1alpha1_BootStepSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus":              schema_pkg_apis_osm_v1alpha1_BootStepStatus(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudInitModule":             schema_pkg_apis_osm_v1alpha1_CloudInitModule(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudProviderSpec":           schema_pkg_apis_osm_v1alpha1_CloudProviderSpec(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.DropIn":                      schema_pkg_apis_osm_v1alpha1_DropIn(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.File":                        schema_pkg_apis_osm_v1alpha1_File(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContent":                 schema_pkg_apis_osm_v1alpha1_FileContent(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContentInline":           schema_pkg_apis_osm_v1alpha1_FileContentInline(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary":              schema_pkg_apis_osm_v1alpha1_MachineSummary(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OSCConfig":                   schema_pkg_apis_osm_v1alpha1_OSCConfig(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfig":       schema_pkg_apis_osm_v1alpha1_OperatingSystemConfig(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigList":   schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigList(ref),
@@ -103,6 +112,456 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.TypeMeta{}.OpenAPIModelName():                                                      schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
 		runtime.Unknown{}.OpenAPIModelName():                                                       schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		version.Info{}.OpenAPIModelName():                                                          schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootReport(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootReport is what one machine reported of its provisioning, step by step, before (and until shortly after) its kubelet registered: which step runs, which failed, with its exit code and the last lines of its output. One per machine, named after the machine, in its MachineDeployment's namespace. Nodes write it one step at a time through the subresource step (kind BootStep), with their MachineDeployment's fetch credential; it is read-only otherwise, and goes with its Machine or MachineDeployment, or when it expires.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootReportList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootReportList is a list of BootReports.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReport"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReport", v1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootReportSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootReportSpec says which machine and which boot a report is of.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"machineDeployment": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeployment is the name of the machine's MachineDeployment, in the same namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"machine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machine is the name of the machine (and of the report).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"bootID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootID is the node's boot ID (/proc/sys/kernel/random/boot_id) of the boot reported; a report from another boot starts the steps again.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"profile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Profile is the OperatingSystemProfile (name and version) the node was provisioned from, as the node says.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"),
+						},
+					},
+					"machineDeploymentRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeploymentRevision is the MachineDeployment revision of the payload the node was provisioned with, as the node says.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"machineDeployment", "machine"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootReportStatus is the state of the provisioning and of every step.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State is Provisioning while steps run, Failed once one failed, Succeeded once the step that ends provisioning succeeded.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"step": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Step is the step running, or the last one that ended.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says in one line what happened last, e.g. which step failed, its exit code and the first error line of its output.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"startTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTime is when the first step of this boot was reported.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastUpdateTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastUpdateTime is when the last step record was received.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"completionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompletionTime is when the report became Succeeded or Failed.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"boots": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Boots counts the boots (boot IDs) that reported; only the last one's steps are kept.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"steps": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Steps are the steps of the boot in the order they were first reported.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStep"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStep", v1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootReportStep(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootReportStep is one step of a boot as reported. Times are the server's, when it received the record; Duration is the node's measure.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the step, e.g. container-runtime.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Started (running), Succeeded or Failed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"startTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTime is when the step was reported started (or, if it was not, its end less its duration).",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"finishTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FinishTime is when the step was reported ended.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"duration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Duration is how long the step ran, measured on the node.",
+							Ref:         ref(v1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"exitCode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExitCode of the step's command.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"attempts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Attempts counts the times the step was reported started or ended without an end in between (a step retried by the node).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"logTail": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LogTail is the end of a failed step's output: at most 40 lines and 4 KiB, with anything that looks like a credential (bearer tokens, JWTs, bootstrap tokens, private keys) replaced by \"[redacted]\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "phase"},
+			},
+		},
+		Dependencies: []string{
+			v1.Duration{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootStep(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootStep is one step record a node posts to bootreports/<machine>/step in its MachineDeployment's namespace, with the MachineDeployment's fetch credential. Nothing is stored as this kind: the record updates the machine's BootReport, and the answer's status says the report's state after it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootStepSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootStepSpec is one step record.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"step": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Step is the name of the step: lower-case letters, digits, '-', '.' and '_', at most 63 characters.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Started, Succeeded or Failed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"exitCode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExitCode of the step's command, for Succeeded and Failed.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"duration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Duration of the step, measured on the node, for Succeeded and Failed.",
+							Ref:         ref(v1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"bootID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootID is the node's boot ID.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"profile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Profile is the OperatingSystemProfile (name and version) the node was provisioned from.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"),
+						},
+					},
+					"machineDeploymentRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeploymentRevision is the revision of the payload the node was provisioned with.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"logTail": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LogTail is the end of the step's output (kept for failed steps only): the server keeps its last 40 lines and 4 KiB, scrubbed of anything that looks like a credential.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"final": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Final marks the step that ends provisioning: its success makes the report Succeeded.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"step", "phase"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference", v1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootStepStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootStepStatus is the answer to a step record.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State is the report's state after the record.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -330,6 +789,47 @@ func schema_pkg_apis_osm_v1alpha1_FileContentInline(ref common.ReferenceCallback
 					},
 				},
 				Required: []string{"data"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineSummary(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineSummary counts the boot reports of a MachineDeployment's machines.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"current": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Current counts machines provisioned (Succeeded) with the MachineDeployment's current revision.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"older": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Older counts machines provisioned with an older revision.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"failed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Failed counts machines whose provisioning failed.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"provisioning": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Provisioning counts machines whose provisioning is under way.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
 			},
 		},
 	}
@@ -601,11 +1101,17 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 							Format:      "",
 						},
 					},
+					"machines": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Machines counts the BootReports of the MachineDeployment's machines: provisioned with its current revision, with an older one, failed, and under way. Absent when no machine reported.",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
 	}
 }
 

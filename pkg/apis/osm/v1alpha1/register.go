@@ -36,6 +36,9 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&OperatingSystemConfigList{},
 		&ProvisioningPayload{},
 		&ProvisioningPayloadList{},
+		&BootReport{},
+		&BootReportList{},
+		&BootStep{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

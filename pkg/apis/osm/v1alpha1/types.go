@@ -153,6 +153,11 @@ type OperatingSystemConfigStatus struct {
 	// is not an error: nobody needs to act.
 	// +optional
 	Pending string `json:"pending,omitempty"`
+	// Machines counts the BootReports of the MachineDeployment's machines:
+	// provisioned with its current revision, with an older one, failed, and
+	// under way. Absent when no machine reported.
+	// +optional
+	Machines *MachineSummary `json:"machines,omitempty"`
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.

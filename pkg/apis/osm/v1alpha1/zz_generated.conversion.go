@@ -36,6 +36,86 @@ func init() {
 // RegisterConversions adds conversion functions to the given scheme.
 // Public to allow building arbitrary schemes.
 func RegisterConversions(s *runtime.Scheme) error {
+	if err := s.AddGeneratedConversionFunc((*BootReport)(nil), (*osm.BootReport)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootReport_To_osm_BootReport(a.(*BootReport), b.(*osm.BootReport), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootReport)(nil), (*BootReport)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootReport_To_v1alpha1_BootReport(a.(*osm.BootReport), b.(*BootReport), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootReportList)(nil), (*osm.BootReportList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootReportList_To_osm_BootReportList(a.(*BootReportList), b.(*osm.BootReportList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootReportList)(nil), (*BootReportList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootReportList_To_v1alpha1_BootReportList(a.(*osm.BootReportList), b.(*BootReportList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootReportSpec)(nil), (*osm.BootReportSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootReportSpec_To_osm_BootReportSpec(a.(*BootReportSpec), b.(*osm.BootReportSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootReportSpec)(nil), (*BootReportSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootReportSpec_To_v1alpha1_BootReportSpec(a.(*osm.BootReportSpec), b.(*BootReportSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootReportStatus)(nil), (*osm.BootReportStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootReportStatus_To_osm_BootReportStatus(a.(*BootReportStatus), b.(*osm.BootReportStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootReportStatus)(nil), (*BootReportStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootReportStatus_To_v1alpha1_BootReportStatus(a.(*osm.BootReportStatus), b.(*BootReportStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootReportStep)(nil), (*osm.BootReportStep)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootReportStep_To_osm_BootReportStep(a.(*BootReportStep), b.(*osm.BootReportStep), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootReportStep)(nil), (*BootReportStep)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootReportStep_To_v1alpha1_BootReportStep(a.(*osm.BootReportStep), b.(*BootReportStep), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootStep)(nil), (*osm.BootStep)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootStep_To_osm_BootStep(a.(*BootStep), b.(*osm.BootStep), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootStep)(nil), (*BootStep)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootStep_To_v1alpha1_BootStep(a.(*osm.BootStep), b.(*BootStep), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootStepSpec)(nil), (*osm.BootStepSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootStepSpec_To_osm_BootStepSpec(a.(*BootStepSpec), b.(*osm.BootStepSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootStepSpec)(nil), (*BootStepSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootStepSpec_To_v1alpha1_BootStepSpec(a.(*osm.BootStepSpec), b.(*BootStepSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*BootStepStatus)(nil), (*osm.BootStepStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_BootStepStatus_To_osm_BootStepStatus(a.(*BootStepStatus), b.(*osm.BootStepStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.BootStepStatus)(nil), (*BootStepStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_BootStepStatus_To_v1alpha1_BootStepStatus(a.(*osm.BootStepStatus), b.(*BootStepStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*CloudInitModule)(nil), (*osm.CloudInitModule)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_CloudInitModule_To_osm_CloudInitModule(a.(*CloudInitModule), b.(*osm.CloudInitModule), scope)
 	}); err != nil {
@@ -93,6 +173,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*osm.FileContentInline)(nil), (*FileContentInline)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_osm_FileContentInline_To_v1alpha1_FileContentInline(a.(*osm.FileContentInline), b.(*FileContentInline), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MachineSummary)(nil), (*osm.MachineSummary)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_MachineSummary_To_osm_MachineSummary(a.(*MachineSummary), b.(*osm.MachineSummary), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.MachineSummary)(nil), (*MachineSummary)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_MachineSummary_To_v1alpha1_MachineSummary(a.(*osm.MachineSummary), b.(*MachineSummary), scope)
 	}); err != nil {
 		return err
 	}
@@ -197,6 +287,192 @@ func RegisterConversions(s *runtime.Scheme) error {
 		return err
 	}
 	return nil
+}
+
+func autoConvert_v1alpha1_BootReport_To_osm_BootReport(in *BootReport, out *osm.BootReport, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_BootReportSpec_To_osm_BootReportSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_BootReportStatus_To_osm_BootReportStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_BootReport_To_osm_BootReport is an autogenerated conversion function.
+func Convert_v1alpha1_BootReport_To_osm_BootReport(in *BootReport, out *osm.BootReport, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootReport_To_osm_BootReport(in, out, s)
+}
+
+func autoConvert_osm_BootReport_To_v1alpha1_BootReport(in *osm.BootReport, out *BootReport, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_osm_BootReportSpec_To_v1alpha1_BootReportSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_osm_BootReportStatus_To_v1alpha1_BootReportStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_osm_BootReport_To_v1alpha1_BootReport is an autogenerated conversion function.
+func Convert_osm_BootReport_To_v1alpha1_BootReport(in *osm.BootReport, out *BootReport, s conversion.Scope) error {
+	return autoConvert_osm_BootReport_To_v1alpha1_BootReport(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootReportList_To_osm_BootReportList(in *BootReportList, out *osm.BootReportList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]osm.BootReport)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_BootReportList_To_osm_BootReportList is an autogenerated conversion function.
+func Convert_v1alpha1_BootReportList_To_osm_BootReportList(in *BootReportList, out *osm.BootReportList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootReportList_To_osm_BootReportList(in, out, s)
+}
+
+func autoConvert_osm_BootReportList_To_v1alpha1_BootReportList(in *osm.BootReportList, out *BootReportList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]BootReport)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_osm_BootReportList_To_v1alpha1_BootReportList is an autogenerated conversion function.
+func Convert_osm_BootReportList_To_v1alpha1_BootReportList(in *osm.BootReportList, out *BootReportList, s conversion.Scope) error {
+	return autoConvert_osm_BootReportList_To_v1alpha1_BootReportList(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootReportSpec_To_osm_BootReportSpec(in *BootReportSpec, out *osm.BootReportSpec, s conversion.Scope) error {
+	*out = *(*osm.BootReportSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_BootReportSpec_To_osm_BootReportSpec is an autogenerated conversion function.
+func Convert_v1alpha1_BootReportSpec_To_osm_BootReportSpec(in *BootReportSpec, out *osm.BootReportSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootReportSpec_To_osm_BootReportSpec(in, out, s)
+}
+
+func autoConvert_osm_BootReportSpec_To_v1alpha1_BootReportSpec(in *osm.BootReportSpec, out *BootReportSpec, s conversion.Scope) error {
+	*out = *(*BootReportSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_BootReportSpec_To_v1alpha1_BootReportSpec is an autogenerated conversion function.
+func Convert_osm_BootReportSpec_To_v1alpha1_BootReportSpec(in *osm.BootReportSpec, out *BootReportSpec, s conversion.Scope) error {
+	return autoConvert_osm_BootReportSpec_To_v1alpha1_BootReportSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootReportStatus_To_osm_BootReportStatus(in *BootReportStatus, out *osm.BootReportStatus, s conversion.Scope) error {
+	*out = *(*osm.BootReportStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_BootReportStatus_To_osm_BootReportStatus is an autogenerated conversion function.
+func Convert_v1alpha1_BootReportStatus_To_osm_BootReportStatus(in *BootReportStatus, out *osm.BootReportStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootReportStatus_To_osm_BootReportStatus(in, out, s)
+}
+
+func autoConvert_osm_BootReportStatus_To_v1alpha1_BootReportStatus(in *osm.BootReportStatus, out *BootReportStatus, s conversion.Scope) error {
+	*out = *(*BootReportStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_BootReportStatus_To_v1alpha1_BootReportStatus is an autogenerated conversion function.
+func Convert_osm_BootReportStatus_To_v1alpha1_BootReportStatus(in *osm.BootReportStatus, out *BootReportStatus, s conversion.Scope) error {
+	return autoConvert_osm_BootReportStatus_To_v1alpha1_BootReportStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootReportStep_To_osm_BootReportStep(in *BootReportStep, out *osm.BootReportStep, s conversion.Scope) error {
+	*out = *(*osm.BootReportStep)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_BootReportStep_To_osm_BootReportStep is an autogenerated conversion function.
+func Convert_v1alpha1_BootReportStep_To_osm_BootReportStep(in *BootReportStep, out *osm.BootReportStep, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootReportStep_To_osm_BootReportStep(in, out, s)
+}
+
+func autoConvert_osm_BootReportStep_To_v1alpha1_BootReportStep(in *osm.BootReportStep, out *BootReportStep, s conversion.Scope) error {
+	*out = *(*BootReportStep)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_BootReportStep_To_v1alpha1_BootReportStep is an autogenerated conversion function.
+func Convert_osm_BootReportStep_To_v1alpha1_BootReportStep(in *osm.BootReportStep, out *BootReportStep, s conversion.Scope) error {
+	return autoConvert_osm_BootReportStep_To_v1alpha1_BootReportStep(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootStep_To_osm_BootStep(in *BootStep, out *osm.BootStep, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_BootStepSpec_To_osm_BootStepSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_BootStepStatus_To_osm_BootStepStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_BootStep_To_osm_BootStep is an autogenerated conversion function.
+func Convert_v1alpha1_BootStep_To_osm_BootStep(in *BootStep, out *osm.BootStep, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootStep_To_osm_BootStep(in, out, s)
+}
+
+func autoConvert_osm_BootStep_To_v1alpha1_BootStep(in *osm.BootStep, out *BootStep, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_osm_BootStepSpec_To_v1alpha1_BootStepSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_osm_BootStepStatus_To_v1alpha1_BootStepStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_osm_BootStep_To_v1alpha1_BootStep is an autogenerated conversion function.
+func Convert_osm_BootStep_To_v1alpha1_BootStep(in *osm.BootStep, out *BootStep, s conversion.Scope) error {
+	return autoConvert_osm_BootStep_To_v1alpha1_BootStep(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootStepSpec_To_osm_BootStepSpec(in *BootStepSpec, out *osm.BootStepSpec, s conversion.Scope) error {
+	*out = *(*osm.BootStepSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_BootStepSpec_To_osm_BootStepSpec is an autogenerated conversion function.
+func Convert_v1alpha1_BootStepSpec_To_osm_BootStepSpec(in *BootStepSpec, out *osm.BootStepSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootStepSpec_To_osm_BootStepSpec(in, out, s)
+}
+
+func autoConvert_osm_BootStepSpec_To_v1alpha1_BootStepSpec(in *osm.BootStepSpec, out *BootStepSpec, s conversion.Scope) error {
+	*out = *(*BootStepSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_BootStepSpec_To_v1alpha1_BootStepSpec is an autogenerated conversion function.
+func Convert_osm_BootStepSpec_To_v1alpha1_BootStepSpec(in *osm.BootStepSpec, out *BootStepSpec, s conversion.Scope) error {
+	return autoConvert_osm_BootStepSpec_To_v1alpha1_BootStepSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_BootStepStatus_To_osm_BootStepStatus(in *BootStepStatus, out *osm.BootStepStatus, s conversion.Scope) error {
+	*out = *(*osm.BootStepStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_BootStepStatus_To_osm_BootStepStatus is an autogenerated conversion function.
+func Convert_v1alpha1_BootStepStatus_To_osm_BootStepStatus(in *BootStepStatus, out *osm.BootStepStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_BootStepStatus_To_osm_BootStepStatus(in, out, s)
+}
+
+func autoConvert_osm_BootStepStatus_To_v1alpha1_BootStepStatus(in *osm.BootStepStatus, out *BootStepStatus, s conversion.Scope) error {
+	*out = *(*BootStepStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_BootStepStatus_To_v1alpha1_BootStepStatus is an autogenerated conversion function.
+func Convert_osm_BootStepStatus_To_v1alpha1_BootStepStatus(in *osm.BootStepStatus, out *BootStepStatus, s conversion.Scope) error {
+	return autoConvert_osm_BootStepStatus_To_v1alpha1_BootStepStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_CloudInitModule_To_osm_CloudInitModule(in *CloudInitModule, out *osm.CloudInitModule, s conversion.Scope) error {
@@ -317,6 +593,26 @@ func autoConvert_osm_FileContentInline_To_v1alpha1_FileContentInline(in *osm.Fil
 // Convert_osm_FileContentInline_To_v1alpha1_FileContentInline is an autogenerated conversion function.
 func Convert_osm_FileContentInline_To_v1alpha1_FileContentInline(in *osm.FileContentInline, out *FileContentInline, s conversion.Scope) error {
 	return autoConvert_osm_FileContentInline_To_v1alpha1_FileContentInline(in, out, s)
+}
+
+func autoConvert_v1alpha1_MachineSummary_To_osm_MachineSummary(in *MachineSummary, out *osm.MachineSummary, s conversion.Scope) error {
+	*out = *(*osm.MachineSummary)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_MachineSummary_To_osm_MachineSummary is an autogenerated conversion function.
+func Convert_v1alpha1_MachineSummary_To_osm_MachineSummary(in *MachineSummary, out *osm.MachineSummary, s conversion.Scope) error {
+	return autoConvert_v1alpha1_MachineSummary_To_osm_MachineSummary(in, out, s)
+}
+
+func autoConvert_osm_MachineSummary_To_v1alpha1_MachineSummary(in *osm.MachineSummary, out *MachineSummary, s conversion.Scope) error {
+	*out = *(*MachineSummary)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_MachineSummary_To_v1alpha1_MachineSummary is an autogenerated conversion function.
+func Convert_osm_MachineSummary_To_v1alpha1_MachineSummary(in *osm.MachineSummary, out *MachineSummary, s conversion.Scope) error {
+	return autoConvert_osm_MachineSummary_To_v1alpha1_MachineSummary(in, out, s)
 }
 
 func autoConvert_v1alpha1_OSCConfig_To_osm_OSCConfig(in *OSCConfig, out *osm.OSCConfig, s conversion.Scope) error {

@@ -58,6 +58,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Operatingsystemmanager().V1alpha1().OperatingSystemProfiles().Informer()}, nil
 
 		// Group=osm.k8c.io, Version=v1alpha1
+	case osmv1alpha1.SchemeGroupVersion.WithResource("bootreports"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Osm().V1alpha1().BootReports().Informer()}, nil
 	case osmv1alpha1.SchemeGroupVersion.WithResource("operatingsystemconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Osm().V1alpha1().OperatingSystemConfigs().Informer()}, nil
 	case osmv1alpha1.SchemeGroupVersion.WithResource("provisioningpayloads"):

@@ -18,6 +18,14 @@ limitations under the License.
 
 package v1alpha1
 
+// BootReportListerExpansion allows custom methods to be added to
+// BootReportLister.
+type BootReportListerExpansion interface{}
+
+// BootReportNamespaceListerExpansion allows custom methods to be added to
+// BootReportNamespaceLister.
+type BootReportNamespaceListerExpansion interface{}
+
 // OperatingSystemConfigListerExpansion allows custom methods to be added to
 // OperatingSystemConfigLister.
 type OperatingSystemConfigListerExpansion interface{}

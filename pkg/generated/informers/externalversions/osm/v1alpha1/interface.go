@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// BootReports returns a BootReportInformer.
+	BootReports() TypedBootReportInformer
 	// OperatingSystemConfigs returns a OperatingSystemConfigInformer.
 	OperatingSystemConfigs() TypedOperatingSystemConfigInformer
 	// ProvisioningPayloads returns a ProvisioningPayloadInformer.
@@ -39,6 +41,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// BootReports returns a TypedBootReportInformer.
+func (v *version) BootReports() TypedBootReportInformer {
+	return &bootReportInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // OperatingSystemConfigs returns a TypedOperatingSystemConfigInformer.

@@ -28,6 +28,10 @@ type FakeOsmV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeOsmV1alpha1) BootReports(namespace string) v1alpha1.BootReportInterface {
+	return newFakeBootReports(c, namespace)
+}
+
 func (c *FakeOsmV1alpha1) OperatingSystemConfigs(namespace string) v1alpha1.OperatingSystemConfigInterface {
 	return newFakeOperatingSystemConfigs(c, namespace)
 }

@@ -1,0 +1,177 @@
+package bootreports
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+)
+
+// Outcome is what one step record did to a report.
+type Outcome struct {
+	// Report is the report after the record.
+	Report *osm.BootReport
+	// Failed is set when the record is a step's failure (an Event and a
+	// metric say so).
+	Failed bool
+	// Provisioned is, when the record completed provisioning, the time from
+	// the boot's first record to it.
+	Provisioned time.Duration
+}
+
+// ErrTooManySteps refuses a step beyond MaxSteps.
+var ErrTooManySteps = fmt.Errorf("a boot reports at most %d steps", MaxSteps)
+
+// Apply returns the report of machine, a machine of MachineDeployment md,
+// after step, received at now: old (nil for none) is not modified. A record
+// of another boot ID starts the steps again. step has been validated; its
+// log tail is scrubbed and cut here.
+func Apply(old *osm.BootReport, md, machine string, step *osm.BootStepSpec, now time.Time) (Outcome, error) {
+	r := &osm.BootReport{}
+	if old != nil {
+		r = old.DeepCopy()
+	}
+	at := metav1.NewTime(now)
+	if r.Status.Boots == 0 || step.BootID != "" && r.Spec.BootID != "" && step.BootID != r.Spec.BootID {
+		r.Status = osm.BootReportStatus{Boots: r.Status.Boots + 1, StartTime: &at}
+	}
+	r.Spec.MachineDeployment, r.Spec.Machine = md, machine
+	if step.BootID != "" {
+		r.Spec.BootID = step.BootID
+	}
+	if step.Profile.Name != "" || step.Profile.Version != "" {
+		r.Spec.Profile = step.Profile
+	}
+	if step.MachineDeploymentRevision != "" {
+		r.Spec.MachineDeploymentRevision = step.MachineDeploymentRevision
+	}
+
+	s := findStep(&r.Status, step.Step)
+	if s == nil {
+		if len(r.Status.Steps) >= MaxSteps {
+			return Outcome{}, ErrTooManySteps
+		}
+		r.Status.Steps = append(r.Status.Steps, osm.BootReportStep{Name: step.Step})
+		s = &r.Status.Steps[len(r.Status.Steps)-1]
+	}
+	record(s, step, at)
+	r.Status.Step = step.Step
+	r.Status.LastUpdateTime = &at
+	keepLogTails(&r.Status, s.Name)
+
+	before := r.Status.State
+	r.Status.State = state(&r.Status, before, step)
+	out := Outcome{Report: r, Failed: step.Phase == osm.StepPhaseFailed}
+	switch {
+	case r.Status.State == osm.BootStateProvisioning:
+		r.Status.CompletionTime = nil
+	case r.Status.State != before || r.Status.CompletionTime == nil:
+		r.Status.CompletionTime = &at
+		if r.Status.State == osm.BootStateSucceeded && r.Status.StartTime != nil {
+			out.Provisioned = now.Sub(r.Status.StartTime.Time)
+		}
+	}
+	r.Status.Message = message(&r.Status, s)
+	return out, nil
+}
+
+func findStep(st *osm.BootReportStatus, name string) *osm.BootReportStep {
+	for i := range st.Steps {
+		if st.Steps[i].Name == name {
+			return &st.Steps[i]
+		}
+	}
+	return nil
+}
+
+// record sets s from one record of it received at.
+func record(s *osm.BootReportStep, step *osm.BootStepSpec, at metav1.Time) {
+	if step.Phase == osm.StepPhaseStarted {
+		*s = osm.BootReportStep{Name: s.Name, Phase: osm.StepPhaseStarted, StartTime: &at, Attempts: s.Attempts + 1}
+		return
+	}
+	if s.Phase != osm.StepPhaseStarted {
+		// An end without a start of this attempt.
+		s.Attempts++
+		s.StartTime = nil
+	}
+	s.Phase, s.FinishTime, s.ExitCode, s.Duration = step.Phase, &at, step.ExitCode, step.Duration
+	if s.StartTime == nil {
+		start := at
+		if step.Duration != nil {
+			start = metav1.NewTime(at.Add(-step.Duration.Duration))
+		}
+		s.StartTime = &start
+	}
+	s.LogTail = ""
+	if step.Phase == osm.StepPhaseFailed {
+		s.LogTail = Tail(Scrub(step.LogTail))
+	}
+}
+
+// keepLogTails drops the log tails of all but the latest failures, the one
+// of step current always kept.
+func keepLogTails(st *osm.BootReportStatus, current string) {
+	kept := 0
+	for i := len(st.Steps) - 1; i >= 0; i-- {
+		s := &st.Steps[i]
+		if s.LogTail == "" || s.Name == current {
+			continue
+		}
+		if kept++; kept >= maxLogTails {
+			s.LogTail = ""
+		}
+	}
+}
+
+// state is the report's state after step: Failed while a step's last
+// record is a failure, Succeeded once the step that ends provisioning
+// succeeded, Provisioning otherwise.
+func state(st *osm.BootReportStatus, before osm.BootState, step *osm.BootStepSpec) osm.BootState {
+	for _, s := range st.Steps {
+		if s.Phase == osm.StepPhaseFailed {
+			return osm.BootStateFailed
+		}
+	}
+	if before == osm.BootStateSucceeded || step.Final && step.Phase == osm.StepPhaseSucceeded {
+		return osm.BootStateSucceeded
+	}
+	return osm.BootStateProvisioning
+}
+
+// message says in one line what the report's state is.
+func message(st *osm.BootReportStatus, last *osm.BootReportStep) string {
+	switch st.State {
+	case osm.BootStateFailed:
+		for i := range st.Steps {
+			if s := &st.Steps[i]; s.Phase == osm.StepPhaseFailed {
+				return FailureMessage(s)
+			}
+		}
+	case osm.BootStateSucceeded:
+		if st.StartTime != nil && st.CompletionTime != nil {
+			return "provisioned in " + duration.HumanDuration(st.CompletionTime.Sub(st.StartTime.Time))
+		}
+		return "provisioned"
+	}
+	if last.Phase == osm.StepPhaseStarted {
+		return "step " + last.Name + " running"
+	}
+	return "step " + last.Name + " succeeded"
+}
+
+// FailureMessage says which step failed, with which exit code and, from
+// its log tail, the first error line.
+func FailureMessage(s *osm.BootReportStep) string {
+	msg := "step " + s.Name + " failed"
+	if s.ExitCode != nil {
+		msg += fmt.Sprintf(" with exit code %d", *s.ExitCode)
+	}
+	if line := FirstErrorLine(s.LogTail); line != "" {
+		msg += ": " + line
+	}
+	return msg
+}

@@ -1,0 +1,173 @@
+package bootreports
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func started(step string) *osm.BootStepSpec {
+	return &osm.BootStepSpec{Step: step, Phase: osm.StepPhaseStarted, BootID: "boot-1",
+		Profile: osm.ProfileReference{Name: "osp-ubuntu", Version: "v1.2.0"}, MachineDeploymentRevision: "3"}
+}
+
+func ended(step string, phase osm.StepPhase, code int32, d time.Duration, tail string) *osm.BootStepSpec {
+	return &osm.BootStepSpec{Step: step, Phase: phase, ExitCode: ptr.To(code), Duration: &metav1.Duration{Duration: d},
+		BootID: "boot-1", LogTail: tail}
+}
+
+// apply applies records one second apart and returns the last outcome.
+func apply(t *testing.T, r *osm.BootReport, steps ...*osm.BootStepSpec) (Outcome, *osm.BootReport) {
+	t.Helper()
+	var out Outcome
+	for i, s := range steps {
+		if errs := Validate(s); len(errs) > 0 {
+			t.Fatalf("record %d: %v", i, errs.ToAggregate())
+		}
+		var err error
+		out, err = Apply(r, "pool", "pool-abc", s, t0.Add(time.Duration(i)*time.Second))
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		r = out.Report
+	}
+	return out, r
+}
+
+func TestApplyABootThatSucceeds(t *testing.T) {
+	runtime := ended("container-runtime", osm.StepPhaseSucceeded, 0, 800*time.Millisecond, "ok")
+	final := ended("kubelet-started", osm.StepPhaseSucceeded, 0, 2*time.Second, "")
+	final.Final = true
+	out, r := apply(t, nil, started("container-runtime"), runtime, started("kubelet-started"))
+	if r.Status.State != osm.BootStateProvisioning || r.Status.Step != "kubelet-started" || r.Status.Message != "step kubelet-started running" {
+		t.Errorf("while provisioning: %+v", r.Status)
+	}
+	if r.Spec.MachineDeployment != "pool" || r.Spec.Machine != "pool-abc" || r.Spec.BootID != "boot-1" ||
+		r.Spec.Profile.Name != "osp-ubuntu" || r.Spec.MachineDeploymentRevision != "3" {
+		t.Errorf("spec %+v", r.Spec)
+	}
+	if s := r.Status.Steps[0]; s.Phase != osm.StepPhaseSucceeded || s.LogTail != "" || s.Attempts != 1 ||
+		!s.StartTime.Time.Equal(t0) || !s.FinishTime.Time.Equal(t0.Add(time.Second)) {
+		t.Errorf("a succeeded step keeps no log and its times: %+v", s)
+	}
+	out, err := Apply(r, "pool", "pool-abc", final, t0.Add(90*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = out.Report
+	if r.Status.State != osm.BootStateSucceeded || r.Status.CompletionTime == nil || out.Failed {
+		t.Errorf("after the final step: %+v", r.Status)
+	}
+	if out.Provisioned != 90*time.Second {
+		t.Errorf("provisioned after %s, want 90s from the first record", out.Provisioned)
+	}
+	if r.Status.Message != "provisioned in 90s" {
+		t.Errorf("message %q", r.Status.Message)
+	}
+	// Another step after success (a post-join check) does not reopen it.
+	_, r = apply(t, r, ended("post-check", osm.StepPhaseSucceeded, 0, time.Second, ""))
+	if r.Status.State != osm.BootStateSucceeded {
+		t.Errorf("state %s after a later step", r.Status.State)
+	}
+}
+
+func TestApplyAFailure(t *testing.T) {
+	tail := "Reading package lists...\nE: Unable to locate package containerd\nAuthorization: Bearer " + jwt
+	out, r := apply(t, nil, started("packages"), ended("packages", osm.StepPhaseFailed, 100, 3*time.Second, tail))
+	if !out.Failed || r.Status.State != osm.BootStateFailed || r.Status.CompletionTime == nil {
+		t.Fatalf("after a failure: %+v", r.Status)
+	}
+	s := r.Status.Steps[0]
+	if strings.Contains(s.LogTail, jwt) || !strings.Contains(s.LogTail, "Unable to locate package") {
+		t.Errorf("log tail not scrubbed or lost: %q", s.LogTail)
+	}
+	want := "step packages failed with exit code 100: E: Unable to locate package containerd"
+	if r.Status.Message != want {
+		t.Errorf("message %q, want %q", r.Status.Message, want)
+	}
+	// The node retries the step, and it works: provisioning goes on.
+	_, r = apply(t, r, started("packages"))
+	if r.Status.State != osm.BootStateProvisioning || r.Status.Steps[0].Attempts != 2 || r.Status.CompletionTime != nil {
+		t.Errorf("after a retry: %+v", r.Status)
+	}
+}
+
+func TestApplyANewBootStartsAgain(t *testing.T) {
+	_, r := apply(t, nil, started("a"), ended("a", osm.StepPhaseFailed, 1, time.Second, "boom"))
+	next := started("a")
+	next.BootID = "boot-2"
+	_, r = apply(t, r, next)
+	if r.Status.Boots != 2 || len(r.Status.Steps) != 1 || r.Status.State != osm.BootStateProvisioning || r.Spec.BootID != "boot-2" {
+		t.Errorf("after a new boot: %+v %+v", r.Spec, r.Status)
+	}
+}
+
+func TestApplyBoundsStepsAndLogTails(t *testing.T) {
+	var r *osm.BootReport
+	for i := range MaxSteps {
+		out, err := Apply(r, "pool", "m", ended(stepNameOf(i), osm.StepPhaseFailed, 1, time.Second, strings.Repeat("e\n", 100)), t0)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		r = out.Report
+	}
+	if _, err := Apply(r, "pool", "m", started("one-more"), t0); err != ErrTooManySteps {
+		t.Errorf("step %d: %v, want ErrTooManySteps", MaxSteps+1, err)
+	}
+	tails := 0
+	for _, s := range r.Status.Steps {
+		if s.LogTail != "" {
+			tails++
+		}
+	}
+	if tails != maxLogTails {
+		t.Errorf("%d log tails kept, want %d", tails, maxLogTails)
+	}
+	if r.Status.Steps[MaxSteps-1].LogTail == "" {
+		t.Error("the latest failure's log tail was dropped")
+	}
+}
+
+func stepNameOf(i int) string {
+	return "step-" + string(rune('a'+i/26)) + string(rune('a'+i%26))
+}
+
+func TestValidate(t *testing.T) {
+	ok := ended("kubelet-binaries", osm.StepPhaseFailed, 1, time.Second, "x")
+	if errs := Validate(ok); len(errs) > 0 {
+		t.Fatalf("valid record: %v", errs)
+	}
+	bad := []func(s *osm.BootStepSpec){
+		func(s *osm.BootStepSpec) { s.Step = "" },
+		func(s *osm.BootStepSpec) { s.Step = "Upper" },
+		func(s *osm.BootStepSpec) { s.Step = strings.Repeat("a", 64) },
+		func(s *osm.BootStepSpec) { s.Phase = "Done" },
+		func(s *osm.BootStepSpec) { s.ExitCode = ptr.To[int32](256) },
+		func(s *osm.BootStepSpec) { s.Phase, s.ExitCode = osm.StepPhaseSucceeded, ptr.To[int32](2) },
+		func(s *osm.BootStepSpec) { s.Phase = osm.StepPhaseStarted },
+		func(s *osm.BootStepSpec) { s.Duration = &metav1.Duration{Duration: -time.Second} },
+		func(s *osm.BootStepSpec) { s.BootID = "a/b" },
+		func(s *osm.BootStepSpec) { s.MachineDeploymentRevision = "three" },
+		func(s *osm.BootStepSpec) { s.Profile.Name = "Not_A_Name" },
+		func(s *osm.BootStepSpec) { s.Profile.Version = "v1\nv2" },
+	}
+	for i, mutate := range bad {
+		s := *ok
+		mutate(&s)
+		if errs := Validate(&s); len(errs) == 0 {
+			t.Errorf("case %d: %+v accepted", i, s)
+		}
+	}
+	big := *ok
+	big.LogTail = strings.Repeat("x", MaxRecordBytes)
+	if TooLarge(&big) == nil || TooLarge(ok) != nil {
+		t.Error("TooLarge disagrees with MaxRecordBytes")
+	}
+}

@@ -58,6 +58,10 @@ type Event struct {
 	Last bool
 	// Progress marks no change, only that Stream is complete up to Rev.
 	Progress bool
+	// Machines marks a change of the boot reports of the MD's machines,
+	// which only the OperatingSystemConfig's status (its machine summary)
+	// reads: resources that do not read them send nothing for it.
+	Machines bool
 }
 
 // Feed is a bounded log of Events with subscribers, and the current Position.

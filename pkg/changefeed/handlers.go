@@ -239,6 +239,37 @@ func Owned(mds machinecontroller.Lister, changed func(old, obj any) bool) Change
 	}
 }
 
+// MachineReports are the changes of the informer of the boot reports of
+// MDs' machines: as Owned, with the events marked Machines (only the
+// OperatingSystemConfig's machine summary reads reports). changed says
+// which updates the summary sees: a report's new step is not a change, its
+// new state is.
+func MachineReports(mds machinecontroller.Lister, changed func(old, obj any) bool) Changes {
+	c := Owned(mds, changed)
+	mark := func(b *Batch, from int) {
+		for i := from; i < len(b.events); i++ {
+			b.events[i].Machines = true
+		}
+	}
+	return Changes{
+		Add: func(b *Batch, obj any) {
+			n := len(b.events)
+			c.Add(b, obj)
+			mark(b, n)
+		},
+		Update: func(b *Batch, old, obj any) {
+			n := len(b.events)
+			c.Update(b, old, obj)
+			mark(b, n)
+		},
+		Delete: func(b *Batch, obj any) {
+			n := len(b.events)
+			c.Delete(b, obj)
+			mark(b, n)
+		},
+	}
+}
+
 // touchMD adds a Modified event of ref's MD when it has an output.
 func touchMD(b *Batch, mds machinecontroller.Lister, ref machinecontroller.Ref) {
 	if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {

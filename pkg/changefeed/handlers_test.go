@@ -128,3 +128,32 @@ func TestOwnedChangesTouchTheOwner(t *testing.T) {
 		}
 	}
 }
+
+func TestMachineReportsAreMarked(t *testing.T) {
+	md := machinecontrollertest.MD("ns", "workers", "osp-ubuntu", nil)
+	ref := machinecontroller.Ref{Namespace: "ns", Name: "workers"}
+	report := func(state string) *metav1.PartialObjectMetadata {
+		labels := ref.Labels("boot-report")
+		labels["state"] = state
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "cloud-init-settings", Name: "r",
+			Labels: labels, Annotations: ref.Annotations()}}
+	}
+	stateChanged := func(old, obj any) bool {
+		return old.(*metav1.PartialObjectMetadata).Labels["state"] != obj.(*metav1.PartialObjectMetadata).Labels["state"]
+	}
+	c := MachineReports(machinecontrollertest.Lister{md}, stateChanged)
+	var b Batch
+	b.Add(watch.Modified, md) // an event of another kind, left as it is
+	c.Add(&b, report("Provisioning"))
+	c.Update(&b, report("Provisioning"), report("Provisioning")) // a new step: nothing
+	c.Update(&b, report("Provisioning"), report("Failed"))
+	c.Delete(&b, report("Failed"))
+	if len(b.events) != 4 {
+		t.Fatalf("%d events, want 4: %+v", len(b.events), b.events)
+	}
+	for i, ev := range b.events {
+		if ev.Machines != (i > 0) || ev.MD != md {
+			t.Errorf("event %d: machines=%v of %v", i, ev.Machines, ev.MD)
+		}
+	}
+}

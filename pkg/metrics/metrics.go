@@ -122,13 +122,48 @@ var (
 	}, []string{"reason"})
 )
 
+// Boot reports: nodes' step records.
+var (
+	// BootReports counts step records received from nodes, by result:
+	// accepted, forbidden, invalid, too_large, throttled or error.
+	BootReports = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "boot_reports",
+		Name:           "received_total",
+		Help:           "Step records nodes posted to bootreports/<machine>/step, by result (accepted, forbidden, invalid, too_large, throttled, error).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+
+	// BootStepFailures counts failed steps nodes reported, by step name (at
+	// most 64 names per process; later ones are counted as "other").
+	BootStepFailures = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "boot_reports",
+		Name:           "step_failures_total",
+		Help:           "Provisioning steps nodes reported failed, by step (names beyond the first 64 seen are \"other\").",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"step"})
+
+	// ProvisioningDuration observes, per machine, the time from its boot's
+	// first step record to the step that ended provisioning.
+	ProvisioningDuration = metrics.NewHistogram(&metrics.HistogramOpts{
+		Namespace:      namespace,
+		Subsystem:      "boot_reports",
+		Name:           "provisioning_duration_seconds",
+		Help:           "Time from a machine's first step record to its provisioning's success.",
+		Buckets:        []float64{15, 30, 60, 90, 120, 180, 240, 300, 450, 600, 900, 1800, 3600},
+		StabilityLevel: metrics.ALPHA,
+	})
+)
+
 var registerOnce sync.Once
 
 // Register adds the metrics to the legacy registry. Safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
-			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures)
+			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures,
+			BootReports, BootStepFailures, ProvisioningDuration)
 	})
 }
 

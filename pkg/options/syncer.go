@@ -19,6 +19,7 @@ type SyncerFlags struct {
 	TokenRenewBefore time.Duration
 	Workers          int
 	ResyncPeriod     time.Duration
+	BootReportTTL    time.Duration
 	LeaderElection   componentbaseconfig.LeaderElectionConfiguration
 	// InstallDefaultOSPs is false with --disable-default-osps.
 	InstallDefaultOSPs bool
@@ -31,6 +32,7 @@ func NewSyncerFlags() *SyncerFlags {
 		TokenRenewBefore:   syncer.DefaultTokenRenewBefore,
 		Workers:            syncer.DefaultWorkers,
 		ResyncPeriod:       syncer.DefaultResyncPeriod,
+		BootReportTTL:      syncer.DefaultBootReportTTL,
 		InstallDefaultOSPs: true,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:   true,
@@ -54,6 +56,8 @@ func (o *SyncerFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "syncer-workers", o.Workers, "MachineDeployments synced in parallel.")
 	fs.DurationVar(&o.ResyncPeriod, "syncer-resync-period", o.ResyncPeriod,
 		"How often every MachineDeployment is synced again and leftovers of deleted ones are removed.")
+	fs.DurationVar(&o.BootReportTTL, "boot-report-ttl", o.BootReportTTL,
+		"How long a machine's boot report is kept after its last step record; it goes earlier with its Machine or MachineDeployment.")
 	options.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -69,6 +73,9 @@ func (o *SyncerFlags) Validate() []error {
 	if o.ResyncPeriod < time.Second {
 		errs = append(errs, errors.New("--syncer-resync-period must be at least 1s"))
 	}
+	if o.BootReportTTL < time.Minute {
+		errs = append(errs, errors.New("--boot-report-ttl must be at least 1m"))
+	}
 	return errs
 }
 
@@ -77,6 +84,7 @@ func (o *SyncerFlags) Validate() []error {
 func (o *SyncerFlags) ApplyTo(cfg *syncer.Options) {
 	cfg.TokenTTL, cfg.TokenRenewBefore = o.TokenTTL, o.TokenRenewBefore
 	cfg.Workers, cfg.ResyncPeriod = o.Workers, o.ResyncPeriod
+	cfg.BootReportTTL = o.BootReportTTL
 	cfg.InstallDefaultOSPs = o.InstallDefaultOSPs
 	le := o.LeaderElection
 	cfg.LeaderElection = syncer.LeaderElection{

@@ -41,15 +41,27 @@ func init() {
 const (
 	OperatingSystemConfigs = "operatingsystemconfigs"
 	ProvisioningPayloads   = "provisioningpayloads"
+	BootReports            = "bootreports"
+	// BootReportSteps is the subresource nodes post their step records to.
+	BootReportSteps = BootReports + "/step"
 )
+
+// Storages are the storages of osm.k8c.io/v1alpha1.
+type Storages struct {
+	Configs, Payloads rest.Storage
+	// BootReports and BootReportSteps: the reports and their step subresource.
+	BootReports, BootReportSteps rest.Storage
+}
 
 // Build returns the APIGroupInfo of osm.k8c.io serving the given storages; the
 // caller installs it with GenericAPIServer.InstallAPIGroup.
-func Build(configs, payloads rest.Storage) genericapiserver.APIGroupInfo {
+func Build(s Storages) genericapiserver.APIGroupInfo {
 	info := genericapiserver.NewDefaultAPIGroupInfo(osm.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		OperatingSystemConfigs: configs,
-		ProvisioningPayloads:   payloads,
+		OperatingSystemConfigs: s.Configs,
+		ProvisioningPayloads:   s.Payloads,
+		BootReports:            s.BootReports,
+		BootReportSteps:        s.BootReportSteps,
 	}
 	return info
 }

@@ -6,10 +6,12 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/bootreport"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
@@ -18,17 +20,25 @@ import (
 func TestBuild(t *testing.T) {
 	feed := changefeedtest.New(1)
 	renderer := &registrytest.Resolver{}
-	info := registry.Build(
-		operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
-		provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
-	)
+	secrets := fake.NewClientset().CoreV1().Secrets("cloud-init-settings")
+	info := registry.Build(registry.Storages{
+		Configs:         operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed, nil),
+		Payloads:        provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
+		BootReports:     bootreport.NewREST(secrets),
+		BootReportSteps: bootreport.NewStepREST(bootreport.StepConfig{Secrets: secrets}),
+	})
 	if info.PrioritizedVersions[0] != v1alpha1.SchemeGroupVersion {
 		t.Errorf("versions %v", info.PrioritizedVersions)
 	}
 	storages := info.VersionedResourcesStorageMap["v1alpha1"]
-	if len(storages) != 2 {
+	if len(storages) != 4 {
 		t.Fatalf("resources %v", storages)
 	}
+	// Nodes post their step records; nothing else is writable.
+	if _, ok := storages[registry.BootReportSteps].(rest.NamedCreater); !ok {
+		t.Errorf("%s cannot be posted to", registry.BootReportSteps)
+	}
+	delete(storages, registry.BootReportSteps)
 	for name, s := range storages {
 		// Read-only: the generic server answers 405 for verbs without an interface.
 		if _, ok := s.(rest.Creater); ok {

@@ -57,6 +57,10 @@ type Store struct {
 	MachineDeployments machinecontroller.Lister
 	Resolver           resolve.Interface
 	Feed               *changefeed.Feed
+	// ReadsMachines says the objects show the boot reports of the MD's
+	// machines: changes of reports (changefeed.Event.Machines) are events
+	// of this resource.
+	ReadsMachines bool
 }
 
 var (
@@ -193,6 +197,9 @@ func (s *Store) Watch(ctx context.Context, options *metainternalversion.ListOpti
 // content now (a payload of a failed render) is DELETED, as a new LIST would
 // leave it out; one that never had any is not announced at all.
 func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.EventType, rv string) []watch.Event {
+	if ev.Machines && !s.ReadsMachines {
+		return nil
+	}
 	out := s.Resolver.Resolve(ctx, ev.MD)
 	names := s.Objects.Names(ev.MD)
 	events := make([]watch.Event, 0, len(names))

@@ -104,7 +104,7 @@ func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 		Claims: &machinecontroller.Claims{MachineDeployments: mds,
 			Secrets: corev1listers.NewSecretLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))},
 	})
-	r := operatingsystemconfig.NewREST(mds, resolver, feed.Feed)
+	r := operatingsystemconfig.NewREST(mds, resolver, feed.Feed, nil)
 	// Check the benchmark measures successful renders, not cached errors.
 	obj, err := r.Get(genericapirequest.WithNamespace(context.Background(), "kube-system"), "md-0000", &metav1.GetOptions{})
 	if err != nil {

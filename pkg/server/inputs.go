@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
@@ -23,7 +24,7 @@ import (
 // feed. Their order is part of every resourceVersion: change it and
 // positions issued before are refused as too old.
 type streams struct {
-	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens *changefeed.Stream
+	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens, bootReports *changefeed.Stream
 }
 
 func newStreams(feed *changefeed.Feed) streams {
@@ -35,6 +36,8 @@ func newStreams(feed *changefeed.Feed) streams {
 		// Their owner labels decide which MD has the Secret names several share.
 		payloads:    feed.AddStream("payload-secrets"),
 		fetchTokens: feed.AddStream("fetch-tokens"),
+		// The OSCs' machine summaries count them.
+		bootReports: feed.AddStream("boot-reports"),
 	}
 }
 
@@ -71,8 +74,10 @@ type apiInputs struct {
 	// refresh re-syncs every MD when the facts change.
 	refresh chan struct{}
 
-	machineDeployments, machineSets, profiles, payloads cache.SharedIndexInformer
-	tokens                                              *tokens.Informer
+	machineDeployments, machineSets, profiles, payloads, bootReports cache.SharedIndexInformer
+	tokens                                                           *tokens.Informer
+	// machines are no input of outputs, but node reports wait for them.
+	machines cache.SharedIndexInformer
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:
@@ -110,6 +115,10 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 		return err
 	}
 	if _, err := in.tokens.FetchInformer().AddEventHandler(in.streams.fetchTokens.Handler(tokenChanges(in.mds))); err != nil {
+		return err
+	}
+	if _, err := in.bootReports.AddEventHandler(in.streams.bootReports.Handler(
+		changefeed.MachineReports(in.mds, bootreports.SummaryChanged))); err != nil {
 		return err
 	}
 	publishFacts := func() {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	ktesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -61,6 +62,15 @@ func TestReadyzWaitsForEveryInformer(t *testing.T) {
 		},
 		"operatingsystemprofiles": func(cfg *Config, release <-chan struct{}) {
 			cfg.Clusters.Profiles.(*fakeosp.Clientset).PrependReactor("list", "operatingsystemprofiles", func(ktesting.Action) (bool, runtime.Object, error) {
+				<-release
+				return false, nil, nil
+			})
+		},
+		"machines": func(cfg *Config, release <-chan struct{}) {
+			cfg.Clusters.Machines = heldListWatch{cache.ToListerWatcherWithContext(cfg.Clusters.Machines), release}
+		},
+		"boot-reports": func(cfg *Config, release <-chan struct{}) {
+			cfg.Clusters.Metadata.(*metadatafake.FakeMetadataClient).PrependReactor("list", "secrets", func(ktesting.Action) (bool, runtime.Object, error) {
 				<-release
 				return false, nil, nil
 			})

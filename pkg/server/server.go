@@ -12,12 +12,19 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
@@ -26,6 +33,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/bootreport"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
@@ -77,26 +85,46 @@ type Clusters struct {
 	// MachineSets lists and watches the worker's MachineSets, which hold the
 	// template of each MD revision.
 	MachineSets cache.ListerWatcher
+	// Machines lists and watches the worker's Machines: a node reports the
+	// boot of its Machine, which must be its credential's MD's.
+	Machines cache.ListerWatcher
+	// Metadata reads the metadata of the boot reports' Secrets.
+	Metadata metadata.Interface
+	// Reports writes the boot reports' Secrets nodes post; nil is Worker. A
+	// client of its own: a flood of reports must not take the syncer's rate.
+	Reports kubernetes.Interface
 }
 
 // workerQPS lets the syncer write ~7 objects per new MachineDeployment:
 // client-go's default 5 QPS would take half an hour for 1,000.
 const workerQPS, workerBurst = 200, 400
 
+// reportsQPS bounds the writes of boot reports (two requests per step
+// record) of one replica, beside the per-MD and per-machine limits.
+const reportsQPS, reportsBurst = 100, 200
+
 // NewClusters returns the clients of the management and worker clusters.
 func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	w := rest.CopyConfig(worker)
 	w.QPS, w.Burst = workerQPS, workerBurst
+	r := rest.CopyConfig(worker)
+	r.QPS, r.Burst = reportsQPS, reportsBurst
 	var c Clusters
-	var errs [5]error
+	var errs [8]error
 	c.Profiles, errs[0] = versioned.NewForConfig(management)
 	c.Management, errs[1] = kubernetes.NewForConfig(management)
 	c.Worker, errs[2] = kubernetes.NewForConfig(w)
 	c.MachineDeployments, errs[3] = machinecontroller.NewListWatch(worker)
 	c.MachineSets, errs[4] = machinecontroller.NewMachineSetListWatch(worker)
+	c.Machines, errs[5] = machinecontroller.NewMachineListWatch(worker)
+	c.Metadata, errs[6] = metadata.NewForConfig(worker)
+	c.Reports, errs[7] = kubernetes.NewForConfig(r)
 	c.WorkerConfig = worker
 	return c, errors.Join(errs[:]...)
 }
+
+// maxRequestBodyBytes bounds a request's body (see Complete).
+const maxRequestBodyBytes = 64 << 10
 
 // CompletedConfig is a Config with defaults filled in, ready for New.
 type CompletedConfig struct {
@@ -117,6 +145,13 @@ func (c *Config) Complete() CompletedConfig {
 	if cfg.Facts.Client == nil {
 		cfg.Facts.Client = cfg.Clusters.Worker
 	}
+	if cfg.Clusters.Reports == nil {
+		cfg.Clusters.Reports = cfg.Clusters.Worker
+	}
+	// Every resource is read-only but the step records of boot reports,
+	// each at most 8 KiB: bigger bodies are refused (413) before they are
+	// read, rather than decoded up to the default 3 MB.
+	c.Generic.MaxRequestBodyBytes = maxRequestBodyBytes
 	if cfg.Facts.Fallback == nil {
 		cfg.Facts.Fallback = cfg.Clusters.WorkerConfig
 	}
@@ -138,7 +173,8 @@ type Server struct {
 func (c completedConfig) New() (*Server, error) {
 	cfg := c.cfg
 	cl := cfg.Clusters
-	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil {
+	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil ||
+		cl.Machines == nil || cl.Metadata == nil {
 		return nil, errors.New("osm-apiserver needs clients of the management and worker clusters")
 	}
 	metrics.Register()
@@ -161,6 +197,8 @@ func (c completedConfig) New() (*Server, error) {
 	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
 	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
+	reportInformer := bootreports.NewInformer(cl.Metadata, streams.bootReports.Wrap)
+	machineInformer := machinecontroller.NewMachineInformer(cl.Machines)
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace:  cfg.ProfileNamespace,
 		Profiles:          osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
@@ -178,16 +216,27 @@ func (c completedConfig) New() (*Server, error) {
 	inputs := apiInputs{
 		streams: streams, mds: mds, resolver: resolver, factsSource: factsSource, refresh: refresh,
 		machineDeployments: mdInformer, machineSets: msInformer, profiles: ospInformer, tokens: tokenInformer,
-		payloads: payloadInformer.Informer(),
+		payloads: payloadInformer.Informer(), bootReports: reportInformer.Informer(), machines: machineInformer,
 	}
 	if err := inputs.publishChanges(feed); err != nil {
 		return nil, err
 	}
 
-	info := registry.Build(
-		operatingsystemconfig.NewREST(mds, resolver, feed),
-		provisioningpayload.NewREST(mds, resolver, feed),
-	)
+	events := record.NewBroadcaster()
+	info := registry.Build(registry.Storages{
+		Configs:     operatingsystemconfig.NewREST(mds, resolver, feed, reportInformer),
+		Payloads:    provisioningpayload.NewREST(mds, resolver, feed),
+		BootReports: bootreport.NewREST(cl.Worker.CoreV1().Secrets(bootreports.Namespace)),
+		BootReportSteps: bootreport.NewStepREST(bootreport.StepConfig{
+			Secrets: cl.Reports.CoreV1().Secrets(bootreports.Namespace),
+			Caller: func(u user.Info) (machinecontroller.Ref, bool) {
+				return tokens.CallerMachineDeployment(u, tokenInformer.FetchLister())
+			},
+			MachineDeployments: mds,
+			Machines:           &machinecontroller.MachineOwners{Machines: machineInformer.GetIndexer(), MachineSets: msInformer.GetIndexer()},
+			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
+		}),
+	})
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
@@ -202,6 +251,9 @@ func (c completedConfig) New() (*Server, error) {
 		Profiles:           ospInformer,
 		Tokens:             tokenInformer,
 		Payloads:           payloadInformer,
+		BootReports:        reportInformer,
+		Machines:           machineInformer,
+		BootReportTTL:      cfg.Syncer.BootReportTTL,
 		Resolver:           resolver,
 		Facts:              factsSource,
 		Refresh:            refresh,
@@ -222,8 +274,16 @@ func (c completedConfig) New() (*Server, error) {
 		go ospInformer.RunWithContext(ctx)
 		go mdInformer.RunWithContext(ctx)
 		go msInformer.RunWithContext(ctx)
+		go machineInformer.RunWithContext(ctx)
 		tokenInformer.Start(ctx.Done())
 		payloadInformer.Start(ctx.Done())
+		reportInformer.Start(ctx.Done())
+		// Warning Events of failed boot steps, from whichever replica took the record.
+		events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cl.Worker.CoreV1().Events("")})
+		go func() {
+			<-ctx.Done()
+			events.Shutdown()
+		}()
 		factsSource.Start(ctx)
 		go func() {
 			// Run returns when ctx ends; an error is a configuration error the
@@ -244,6 +304,10 @@ func (s *Server) Run(ctx context.Context) error {
 	defer func() { klog.InfoS("Stopped osm-apiserver", "uptime", time.Since(start)) }()
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
+
+// eventScheme of the API's Events: they are recorded against hand-built
+// references to MachineDeployments, so it needs no types.
+var eventScheme = runtime.NewScheme()
 
 func sorted(s []string) []string {
 	slices.Sort(s)

@@ -12,7 +12,7 @@ import (
 )
 
 // cleanup removes everything written for ref: payload and kubeconfig Secrets,
-// tokens, the fetch ServiceAccount and RBAC. It is label-based, so MachineDeployment deletion
+// tokens, the fetch ServiceAccount and RBAC, the machines' boot reports. It is label-based, so MachineDeployment deletion
 // never waits for us.
 func (c *Controller) cleanup(ctx context.Context, ref machinecontroller.Ref) error {
 	var errs []error
@@ -30,7 +30,7 @@ func (c *Controller) cleanup(ctx context.Context, ref machinecontroller.Ref) err
 		}
 	}
 	// Deleting the fetch token's Secret and ServiceAccount revokes it.
-	errs = append(errs, c.tokens.Delete(ctx, ref), c.fetch.Delete(ctx, ref), c.rbac.Delete(ctx, ref))
+	errs = append(errs, c.tokens.Delete(ctx, ref), c.fetch.Delete(ctx, ref), c.rbac.Delete(ctx, ref), c.cleanupReports(ctx, ref))
 	return errors.Join(errs...)
 }
 
@@ -59,6 +59,12 @@ func (c *Controller) orphans() (map[machinecontroller.Ref]struct{}, error) {
 		func() ([]metav1.Object, error) {
 			l, err := c.owned.roleLister().List(machinecontroller.ManagedSelector())
 			return objects(l, err)
+		},
+		func() ([]metav1.Object, error) {
+			if !c.reportsEnabled() {
+				return nil, nil
+			}
+			return c.cfg.BootReports.List(), nil
 		},
 	} {
 		objs, err := lister()

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -38,6 +39,14 @@ type Config struct {
 	Tokens *tokens.Informer
 	// Payloads is the informer of the Secrets the syncer writes.
 	Payloads *PayloadInformer
+	// BootReports is the informer of the machines' boot reports and
+	// Machines the one of machinecontroller.NewMachineInformer: a report
+	// goes with its Machine, its MachineDeployment, or after BootReportTTL.
+	// Without both, the syncer leaves reports alone.
+	BootReports *bootreports.Informer
+	Machines    cache.SharedIndexInformer
+	// BootReportTTL is how long a report is kept after its last write.
+	BootReportTTL time.Duration
 	// Resolver renders a MachineDeployment, the same output the API serves, so
 	// that the Secrets and the API never disagree.
 	Resolver resolve.Interface
@@ -68,6 +77,8 @@ type Options struct {
 	TokenTTL, TokenRenewBefore time.Duration
 	Workers                    int
 	ResyncPeriod               time.Duration
+	// BootReportTTL is how long a boot report is kept after its last write.
+	BootReportTTL time.Duration
 	// LeaderElection elects the replica that syncs; the server fills in the
 	// Client and, if empty, the Namespace.
 	LeaderElection LeaderElection
@@ -112,6 +123,9 @@ func (c *Config) complete() {
 	}
 	if c.ResyncPeriod <= 0 {
 		c.ResyncPeriod = DefaultResyncPeriod
+	}
+	if c.BootReportTTL <= 0 {
+		c.BootReportTTL = DefaultBootReportTTL
 	}
 	if c.ProfileNamespace == "" {
 		c.ProfileNamespace = metav1.NamespaceSystem

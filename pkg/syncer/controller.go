@@ -38,6 +38,8 @@ type Controller struct {
 	owned    *owned
 	recorder record.EventRecorder
 
+	// reportQueue holds the names of boot reports' Secrets to look at.
+	reportQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceQueue holds namespaceKey while cloud-init-settings needs a look.
 	namespaceQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceReady is set while cloud-init-settings exists and is not being
@@ -85,6 +87,9 @@ func New(cfg Config) (*Controller, error) {
 		namespaceQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_namespace"}),
+		reportQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_boot_reports"}),
 		recorder: cfg.Recorder,
 	}
 	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
@@ -102,6 +107,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	defer c.namespaceQueue.ShutDown()
+	defer c.reportQueue.ShutDown()
 	if c.stopEvents != nil {
 		defer c.stopEvents()
 	}
@@ -122,6 +128,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.namespaceQueue.Add(namespaceKey)
 	go c.runNamespace(ctx)
 	synced := []cache.InformerSynced{c.cfg.Tokens.HasSynced, c.cfg.Payloads.HasSynced}
+	if c.reportsEnabled() {
+		synced = append(synced, c.cfg.BootReports.HasSynced)
+	}
 	for _, r := range registrations {
 		synced = append(synced, r.registration.HasSynced)
 	}
@@ -133,6 +142,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		go wait.UntilWithContext(ctx, c.runWorker, time.Second)
 	}
 	go wait.UntilWithContext(ctx, c.resync, c.cfg.ResyncPeriod)
+	if c.reportsEnabled() {
+		go c.runReports(ctx)
+	}
 	go c.refreshOn(ctx, c.cfg.Refresh)
 	go wait.UntilWithContext(ctx, func(context.Context) { metrics.SyncerQueueDepth.Set(float64(c.queue.Len())) }, time.Second)
 	<-ctx.Done()

@@ -7,6 +7,7 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -56,6 +57,17 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: func(_, cur any) { c.onNamespace(cur) }, // rare; resyncs are off
 			DeleteFunc: c.onNamespace,
 		}},
+	}
+	if c.reportsEnabled() {
+		pairs = append(pairs,
+			// A report goes with its Machine.
+			pair{c.cfg.Machines, cache.ResourceEventHandlerFuncs{DeleteFunc: c.onMachineDeleted}},
+			// Every report once per leadership, then as written.
+			pair{c.cfg.BootReports.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+				if m, ok := obj.(metav1.Object); ok {
+					c.reportQueue.Add(m.GetName())
+				}
+			}}})
 	}
 	var handlers []handler
 	for _, p := range pairs {

@@ -9,13 +9,14 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // PayloadInformer watches the Secrets the syncer writes in
 // cloud-init-settings (payloads and kubelet bootstrap kubeconfigs), and only
-// those (by label). The syncer compares them with what it would write; every
+// those (by label: not the fetch tokens, not the boot reports). The syncer compares them with what it would write; every
 // replica reads their owner labels to tell which MD has the Secret names
 // several MDs share (machinecontroller.Claims).
 type PayloadInformer struct {
@@ -26,9 +27,7 @@ type PayloadInformer struct {
 // of the cluster of client; wrap, if given, wraps its list-watch (the API
 // makes it a stream of its change feed, for watch positions).
 func NewPayloadInformer(client kubernetes.Interface, wrap ...func(cache.ListerWatcher) cache.ListerWatcher) *PayloadInformer {
-	// The fetch tokens there are the token informer's.
-	selector := machinecontroller.ManagedSelector().String() + "," + machinecontroller.PurposeLabel + "!=" + tokens.PurposeFetch
-	lw := machinecontroller.NewSecretListWatch(client, machinecontroller.CloudInitSettingsNamespace, selector)
+	lw := machinecontroller.NewSecretListWatch(client, machinecontroller.CloudInitSettingsNamespace, payloadSelector)
 	for _, w := range wrap {
 		lw = w(lw)
 	}
@@ -37,6 +36,12 @@ func NewPayloadInformer(client kubernetes.Interface, wrap ...func(cache.ListerWa
 	_ = i.SetTransform(digestPayload)
 	return &PayloadInformer{informer: i}
 }
+
+// payloadSelector selects our Secrets in cloud-init-settings but the fetch
+// tokens (the token informer's) and the boot reports (bootreports.Informer's,
+// which keeps only their metadata).
+var payloadSelector = machinecontroller.ManagedSelector().String() + "," +
+	machinecontroller.PurposeLabel + " notin (" + tokens.PurposeFetch + "," + bootreports.Purpose + ")"
 
 // Start runs the informer until stop closes.
 func (p *PayloadInformer) Start(stop <-chan struct{}) {

@@ -7,11 +7,13 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // Feed is a changefeed.Feed with one stream, of MachineDeployments, whose
@@ -46,6 +48,35 @@ func (f *Feed) Publish(typ watch.EventType, md *clusterv1alpha1.MachineDeploymen
 // PublishUpdate publishes an update of an MD from old to md.
 func (f *Feed) PublishUpdate(old, md *clusterv1alpha1.MachineDeployment) changefeed.Position {
 	return f.publish(md, func(b *changefeed.Batch, md *clusterv1alpha1.MachineDeployment) { b.Update(old, md) })
+}
+
+// PublishMachines publishes a change of the boot reports of md's machines
+// (events marked changefeed.Event.Machines).
+func (f *Feed) PublishMachines(md *clusterv1alpha1.MachineDeployment) changefeed.Position {
+	ref := machinecontroller.RefOf(md)
+	report := &metav1.ObjectMeta{Namespace: "cloud-init-settings", Name: "report", Labels: ref.Labels("boot-report"), Annotations: ref.Annotations()}
+	return f.publish(md, func(b *changefeed.Batch, md *clusterv1alpha1.MachineDeployment) {
+		changefeed.MachineReports(lister{md}, nil).Add(b, report)
+	})
+}
+
+// lister is a machinecontroller.Lister of one MD.
+type lister struct {
+	md *clusterv1alpha1.MachineDeployment
+}
+
+func (l lister) List(string, labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error) {
+	return []*clusterv1alpha1.MachineDeployment{l.md}, nil
+}
+
+func (l lister) Get(string, string) (*clusterv1alpha1.MachineDeployment, error) { return l.md, nil }
+
+func (l lister) UsingProfile(machinecontroller.Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
+	return nil, nil
+}
+
+func (l lister) SharingSecretNames(machinecontroller.Ref) ([]*clusterv1alpha1.MachineDeployment, error) {
+	return nil, nil
 }
 
 func (f *Feed) publish(md *clusterv1alpha1.MachineDeployment, add func(*changefeed.Batch, *clusterv1alpha1.MachineDeployment)) changefeed.Position {

@@ -20,7 +20,7 @@ func TestPendingIsNotAnError(t *testing.T) {
 	mds := machinecontrollertest.Lister{machinecontrollertest.MD("a", "new", "osp-ubuntu", nil)}
 	// Wrapped as the resolver wraps credential errors.
 	renderer := &registrytest.Resolver{Errors: map[string]error{"new": fmt.Errorf("machinedeployment a/new: no credentials: %w", registrytest.ErrPending)}}
-	r := NewREST(mds, renderer, changefeedtest.New(10).Feed)
+	r := NewREST(mds, renderer, changefeedtest.New(10).Feed, nil)
 	obj, err := r.Get(genericapirequest.WithNamespace(context.Background(), "a"), "new", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestPendingIsNotAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := table.Rows[0].Cells[8], "Pending: waiting for the syncer to create tokens"; got != want {
+	if got, want := table.Rows[0].Cells[9], "Pending: waiting for the syncer to create tokens"; got != want {
 		t.Errorf("status column %q, want %q", got, want)
 	}
 }

@@ -30,18 +30,26 @@ var (
 	_ rest.ShortNamesProvider = &REST{}
 )
 
+// Machines counts the boot reports of a MachineDeployment's machines.
+type Machines interface {
+	// Summary returns the counts, nil when no machine reported.
+	Summary(md *clusterv1alpha1.MachineDeployment) *osm.MachineSummary
+}
+
 // NewREST returns the storage reading MDs from mds, their outputs from
-// resolver and changes from feed.
-func NewREST(mds machinecontroller.Lister, resolver resolve.Interface, feed *changefeed.Feed) *REST {
+// resolver, changes from feed and, unless nil, the summaries of their
+// machines' boot reports from machines.
+func NewREST(mds machinecontroller.Lister, resolver resolve.Interface, feed *changefeed.Feed, machines Machines) *REST {
 	return &REST{&registry.Store{
 		Resource:           osm.Resource(registry.OperatingSystemConfigs),
 		SingularName:       "operatingsystemconfig",
 		NewFunc:            func() runtime.Object { return &osm.OperatingSystemConfig{} },
 		NewListFunc:        func() runtime.Object { return &osm.OperatingSystemConfigList{} },
-		Objects:            objects{},
+		Objects:            objects{machines: machines},
 		MachineDeployments: mds,
 		Resolver:           resolver,
 		Feed:               feed,
+		ReadsMachines:      machines != nil,
 	}}
 }
 
@@ -52,14 +60,20 @@ func (r *REST) ShortNames() []string {
 
 // objects: an MD's OSC has the MD's name and always exists; a failed render is
 // shown in its status.
-type objects struct{}
+type objects struct {
+	machines Machines
+}
 
 func (objects) Names(md *clusterv1alpha1.MachineDeployment) []string { return []string{md.Name} }
 
 func (objects) MachineDeployment(name string) (string, bool) { return name, true }
 
-func (objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, _, rv string) (runtime.Object, error) {
-	return newObject(md, out, rv), nil
+func (o objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, _, rv string) (runtime.Object, error) {
+	osc := newObject(md, out, rv)
+	if o.machines != nil {
+		osc.Status.Machines = o.machines.Summary(md)
+	}
+	return osc, nil
 }
 
 func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -28,7 +30,17 @@ func newTestREST() (*REST, *changefeedtest.Feed) {
 	}
 	feed := changefeedtest.New(10)
 	renderer := &registrytest.Resolver{Errors: map[string]error{"broken": registrytest.ErrBroken}}
-	return NewREST(mds, renderer, feed.Feed), feed
+	return NewREST(mds, renderer, feed.Feed, summaries{"ubuntu": {Current: 2, Failed: 1}}), feed
+}
+
+// summaries are the machine summaries of MDs by name.
+type summaries map[string]osm.MachineSummary
+
+func (m summaries) Summary(md *clusterv1alpha1.MachineDeployment) *osm.MachineSummary {
+	if s, ok := m[md.Name]; ok {
+		return &s
+	}
+	return nil
 }
 
 func TestGet(t *testing.T) {
@@ -133,14 +145,20 @@ func TestConvertToTable(t *testing.T) {
 		}
 	}
 	broken, ubuntu := table.Rows[0].Cells, table.Rows[1].Cells
-	if got := broken[8].(string); got != "Error: "+registrytest.ErrBroken.Error() {
+	if got := broken[9].(string); got != "Error: "+registrytest.ErrBroken.Error() {
 		t.Errorf("broken status = %q", got)
 	}
 	if got := ubuntu[4].(string); got != "osp-ubuntu@v1.0.0" {
 		t.Errorf("profile = %q", got)
 	}
-	if got := ubuntu[8].(string); got != "Rendered" {
+	if got := ubuntu[9].(string); got != "Rendered" {
 		t.Errorf("status = %q", got)
+	}
+	if got, want := ubuntu[8].(string), "2 current, 1 failed"; got != want {
+		t.Errorf("machines = %q, want %q", got, want)
+	}
+	if got := broken[8].(string); got != "-" {
+		t.Errorf("machines of an MD without reports = %q", got)
 	}
 	if _, err := r.ConvertToTable(context.Background(), &osm.ProvisioningPayload{}, nil); err == nil {
 		t.Error("a payload converted to an OSC table")
@@ -178,13 +196,21 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("got %s %s rv %s, want MODIFIED ubuntu rv %s", ev.Type, osc.Name, osc.ResourceVersion, pos)
 	}
 
+	// A change of the machines' boot reports is a change of the OSC (its summary).
+	pos = feed.PublishMachines(mds[0])
+	ev = <-w.ResultChan()
+	osc = ev.Object.(*osm.OperatingSystemConfig)
+	if ev.Type != watch.Modified || osc.Name != "ubuntu" || osc.ResourceVersion != pos.String() || osc.Status.Machines == nil {
+		t.Fatalf("after a report: %s %s rv %s machines %v, want MODIFIED ubuntu rv %s with a summary", ev.Type, osc.Name, osc.ResourceVersion, osc.Status.Machines, pos)
+	}
+
 	// Resuming from a version replays what came after it.
 	w2, err := r.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: before.String()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
-	if ev := <-w2.ResultChan(); ev.Type != watch.Modified || ev.Object.(*osm.OperatingSystemConfig).ResourceVersion != pos.String() {
+	if ev := <-w2.ResultChan(); ev.Type != watch.Modified || ev.Object.(*osm.OperatingSystemConfig).ResourceVersion == before.String() {
 		t.Fatalf("resumed watch got %s %v", ev.Type, ev.Object)
 	}
 

@@ -2,6 +2,8 @@ package operatingsystemconfig
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +21,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Utility", Type: "string", Description: "Provisioning utility: cloud-init or ignition."},
 	{Name: "Bootstrap", Type: "string", Description: "Size of the bootstrap user-data."},
 	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
+	{Name: "Machines", Type: "string", Description: "Boot reports of the MachineDeployment's machines: provisioned with its current revision, with an older one, failed, under way."},
 	{Name: "Status", Type: "string", Description: "Rendered, Pending and what the config waits for, or the render error."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
 }
@@ -72,9 +75,28 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			osc.Spec.ProvisioningUtility,
 			bootstrap,
 			provisioning,
+			machines(osc.Status.Machines),
 			status,
 			registry.Age(osc.CreationTimestamp),
 		},
 		Object: runtime.RawExtension{Object: osc},
 	})
+}
+
+// machines formats a machine summary for a table cell: "3 current, 1
+// older, 1 failed, 2 provisioning", leaving out what is zero.
+func machines(m *osm.MachineSummary) string {
+	if m == nil {
+		return "-"
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int32
+		word string
+	}{{m.Current, "current"}, {m.Older, "older"}, {m.Failed, "failed"}, {m.Provisioning, "provisioning"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -166,6 +166,15 @@ func TestWatchBrokenPayloadsAreDeleted(t *testing.T) {
 			t.Fatalf("initial event %s", ev.Type)
 		}
 	}
+	// A change of boot reports is the OSC's, not the payloads'.
+	ubuntu := machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"})
+	feed.PublishMachines(ubuntu)
+	after := feed.Publish(watch.Modified, ubuntu).String()
+	for range 2 {
+		if ev := <-w.ResultChan(); ev.Type != watch.Modified || ev.Object.(*osm.ProvisioningPayload).ResourceVersion != after {
+			t.Fatalf("got %s at %s, want MODIFIED at %s (no event for the reports)", ev.Type, ev.Object.(*osm.ProvisioningPayload).ResourceVersion, after)
+		}
+	}
 	broken := machinecontrollertest.MD("a", "broken", "osp-broken", nil)
 	feed.Publish(watch.Added, broken) // never rendered: not announced
 	feed.Publish(watch.Modified, broken)

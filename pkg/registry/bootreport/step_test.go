@@ -1,0 +1,219 @@
+package bootreport
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+)
+
+// owners are the MDs of machines, by "namespace/machine".
+type owners map[string]machinecontroller.MachineOwner
+
+func (o owners) Owner(namespace, name string) (machinecontroller.MachineOwner, error) {
+	if owner, ok := o[namespace+"/"+name]; ok {
+		return owner, nil
+	}
+	return machinecontroller.MachineOwner{}, apierrors.NewNotFound(machinecontroller.Machines, name)
+}
+
+type stepHarness struct {
+	rest     *StepREST
+	reports  *REST
+	client   *fake.Clientset
+	recorder *record.FakeRecorder
+	now      time.Time
+}
+
+// newStepHarness serves MDs team/pool (machines pool-a, pool-b) and
+// team/other (machine other-a); a user "fetch:<md>" is that MD's fetch
+// credential.
+func newStepHarness(limits Limits) *stepHarness {
+	pool := machinecontrollertest.MD("team", "pool", "osp-ubuntu", nil)
+	other := machinecontrollertest.MD("team", "other", "osp-ubuntu", nil)
+	owner := func(md string, uid types.UID) machinecontroller.MachineOwner {
+		return machinecontroller.MachineOwner{MachineDeployment: machinecontroller.Ref{Namespace: "team", Name: md}, UID: uid}
+	}
+	h := &stepHarness{client: fake.NewClientset(), recorder: record.NewFakeRecorder(10), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	secrets := h.client.CoreV1().Secrets(bootreports.Namespace)
+	h.reports = NewREST(secrets)
+	h.rest = NewStepREST(StepConfig{
+		Secrets: secrets,
+		Caller: func(u user.Info) (machinecontroller.Ref, bool) {
+			if u == nil {
+				return machinecontroller.Ref{}, false
+			}
+			md, ok := strings.CutPrefix(u.GetName(), "fetch:")
+			return machinecontroller.Ref{Namespace: "team", Name: md}, ok
+		},
+		MachineDeployments: machinecontrollertest.Lister{pool, other},
+		Machines: owners{
+			"team/pool-a":  owner("pool", pool.UID),
+			"team/pool-b":  owner("pool", pool.UID),
+			"team/other-a": owner("other", other.UID),
+			"team/stale":   owner("pool", "earlier-pool"),
+		},
+		Recorder: h.recorder,
+		Limits:   limits,
+		Now:      func() time.Time { return h.now },
+	})
+	return h
+}
+
+func (h *stepHarness) post(as, namespace, machine string, spec osm.BootStepSpec) (*osm.BootStep, error) {
+	ctx := genericapirequest.WithNamespace(context.Background(), namespace)
+	if as != "" {
+		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: as})
+	}
+	h.now = h.now.Add(time.Second)
+	obj, err := h.rest.Create(ctx, machine, &osm.BootStep{Spec: spec}, nil, &metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*osm.BootStep), nil
+}
+
+func (h *stepHarness) report(t *testing.T, namespace, machine string) *osm.BootReport {
+	t.Helper()
+	obj, err := h.reports.Get(genericapirequest.WithNamespace(context.Background(), namespace), machine, &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*osm.BootReport)
+}
+
+func failed(step, tail string) osm.BootStepSpec {
+	return osm.BootStepSpec{Step: step, Phase: osm.StepPhaseFailed, ExitCode: ptr.To[int32](1),
+		Duration: &metav1.Duration{Duration: time.Second}, BootID: "b1", LogTail: tail}
+}
+
+func TestStepRecordsAReport(t *testing.T) {
+	h := newStepHarness(Limits{})
+	if _, err := h.post("fetch:pool", "team", "pool-a", osm.BootStepSpec{Step: "packages", Phase: osm.StepPhaseStarted, BootID: "b1", MachineDeploymentRevision: "3"}); err != nil {
+		t.Fatal(err)
+	}
+	r := h.report(t, "team", "pool-a")
+	if r.Spec.MachineDeployment != "pool" || r.Status.State != osm.BootStateProvisioning || r.Status.Step != "packages" || r.Labels[bootreports.StateLabel] != "Provisioning" {
+		t.Errorf("report %+v %+v", r.ObjectMeta, r.Status)
+	}
+	answer, err := h.post("fetch:pool", "team", "pool-a", failed("packages", "E: Unable to locate package containerd\ntoken=abcdef.0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.Status.State != osm.BootStateFailed || strings.Contains(answer.Spec.LogTail, "0123456789abcdef") {
+		t.Errorf("answer %+v", answer)
+	}
+	r = h.report(t, "team", "pool-a")
+	if r.Status.State != osm.BootStateFailed || strings.Contains(r.Status.Steps[0].LogTail, "0123456789abcdef") {
+		t.Errorf("stored %+v", r.Status)
+	}
+	select {
+	case ev := <-h.recorder.Events:
+		want := "Warning NodeProvisioningFailed machine pool-a: step packages failed with exit code 1: E: Unable to locate package containerd"
+		if ev != want {
+			t.Errorf("event %q, want %q", ev, want)
+		}
+	default:
+		t.Error("no Event for the failed step")
+	}
+}
+
+func TestStepAuthorization(t *testing.T) {
+	h := newStepHarness(Limits{})
+	started := osm.BootStepSpec{Step: "packages", Phase: osm.StepPhaseStarted}
+	tests := []struct {
+		name, user, namespace, machine, want string
+	}{
+		{"no fetch credential", "alice", "team", "pool-a", "alice is none"},
+		{"nobody", "", "team", "pool-a", "nobody is none"},
+		{"another MD's machine", "fetch:other", "team", "pool-a", "belongs to machinedeployment team/pool, not to team/other"},
+		{"another namespace", "fetch:pool", "elsewhere", "pool-a", "not of one in namespace elsewhere"},
+		{"an unknown machine", "fetch:pool", "team", "ghost", "machine team/ghost is not known"},
+		{"an earlier MD of the name", "fetch:pool", "team", "stale", "earlier machinedeployment"},
+		{"an MD that is gone", "fetch:gone", "team", "pool-a", "team/gone is gone"},
+	}
+	for _, tc := range tests {
+		_, err := h.post(tc.user, tc.namespace, tc.machine, started)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want 403 saying %q", tc.name, err, tc.want)
+		}
+	}
+	if list, _ := h.client.CoreV1().Secrets(bootreports.Namespace).List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
+		t.Errorf("refused records wrote %d reports", len(list.Items))
+	}
+}
+
+func TestStepLimits(t *testing.T) {
+	h := newStepHarness(Limits{PerMachine: 1, MachineBurst: 3, PerMachineDeployment: 1, MachineDeploymentBurst: 5})
+	started := osm.BootStepSpec{Step: "packages", Phase: osm.StepPhaseStarted}
+	post := func(machine string) error {
+		h.now = h.now.Add(-time.Second) // post advances the clock: keep it still
+		_, err := h.post("fetch:pool", "team", machine, started)
+		return err
+	}
+	for i := range 3 {
+		if err := post("pool-a"); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	err := post("pool-a")
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("4th record of a machine: %v, want 429", err)
+	}
+	if s, ok := apierrors.SuggestsClientDelay(err); !ok || s < 1 {
+		t.Errorf("429 without Retry-After: %v", err)
+	}
+	// The MD's bucket: 2 more from another machine, then 429.
+	for i := range 2 {
+		if err := post("pool-b"); err != nil {
+			t.Fatalf("pool-b record %d: %v", i, err)
+		}
+	}
+	if err := post("pool-b"); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("beyond the MD's burst: %v, want 429", err)
+	}
+	// Another MD is not held up by this one.
+	if err := post("other-a"); !apierrors.IsForbidden(err) {
+		// fetch:pool may not write other-a: a 403, not a 429.
+		t.Errorf("other MD's machine: %v", err)
+	}
+	if _, err := h.post("fetch:other", "team", "other-a", started); err != nil {
+		t.Errorf("another MD throttled by this one's records: %v", err)
+	}
+}
+
+func TestStepSizeAndValidation(t *testing.T) {
+	h := newStepHarness(Limits{})
+	_, err := h.post("fetch:pool", "team", "pool-a", failed("packages", strings.Repeat("x", bootreports.MaxRecordBytes+1)))
+	if !apierrors.IsRequestEntityTooLargeError(err) {
+		t.Errorf("oversized record: %v, want 413", err)
+	}
+	_, err = h.post("fetch:pool", "team", "pool-a", osm.BootStepSpec{Step: "Bad Name", Phase: osm.StepPhaseStarted})
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("invalid step name: %v, want 422", err)
+	}
+	for i := range bootreports.MaxSteps {
+		if _, err := h.post("fetch:pool", "team", "pool-b", osm.BootStepSpec{Step: fmt.Sprintf("s%d", i), Phase: osm.StepPhaseStarted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = h.post("fetch:pool", "team", "pool-b", osm.BootStepSpec{Step: "one-too-many", Phase: osm.StepPhaseStarted})
+	if !apierrors.IsRequestEntityTooLargeError(err) {
+		t.Errorf("a step beyond the report's bound: %v, want 413", err)
+	}
+}

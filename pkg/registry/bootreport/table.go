@@ -1,0 +1,80 @@
+package bootreport
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+)
+
+var columns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name of the report: the machine's."},
+	{Name: "Machine Deployment", Type: "string", Description: "The machine's MachineDeployment."},
+	{Name: "Step", Type: "string", Description: "The step running, or the last one that ended."},
+	{Name: "State", Type: "string", Description: "Provisioning, Succeeded or Failed."},
+	{Name: "Elapsed", Type: "string", Description: "Time from the boot's first step to its end, or until now while provisioning."},
+	{Name: "Age", Type: "string", Description: "Age of the report."},
+	{Name: "Message", Type: "string", Description: "What happened last: the failed step, its exit code and first error line."},
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: columns}
+	switch t := object.(type) {
+	case *osm.BootReport:
+		table.ResourceVersion = t.ResourceVersion
+		addRow(table, t, time.Now())
+	case *osm.BootReportList:
+		table.ResourceVersion = t.ResourceVersion
+		table.Continue = t.Continue
+		table.RemainingItemCount = t.RemainingItemCount
+		table.Rows = make([]metav1.TableRow, 0, len(t.Items))
+		now := time.Now()
+		for i := range t.Items {
+			addRow(table, &t.Items[i], now)
+		}
+	default:
+		return nil, registry.UnexpectedObject(resource, object)
+	}
+	return table, nil
+}
+
+func addRow(table *metav1.Table, r *osm.BootReport, now time.Time) {
+	table.Rows = append(table.Rows, metav1.TableRow{
+		Cells: []any{
+			r.Name,
+			r.Spec.MachineDeployment,
+			orDash(r.Status.Step),
+			orDash(string(r.Status.State)),
+			elapsed(&r.Status, now),
+			registry.Age(r.CreationTimestamp),
+			registry.Short(r.Status.Message),
+		},
+		Object: runtime.RawExtension{Object: r},
+	})
+}
+
+// elapsed is the time from the boot's first record to its end, or to now
+// while it provisions.
+func elapsed(st *osm.BootReportStatus, now time.Time) string {
+	if st.StartTime == nil {
+		return "-"
+	}
+	end := now
+	if st.CompletionTime != nil {
+		end = st.CompletionTime.Time
+	}
+	return duration.HumanDuration(end.Sub(st.StartTime.Time))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

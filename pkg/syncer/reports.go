@@ -1,0 +1,150 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+// Boot reports go with their MachineDeployment (cleanup), with their
+// Machine, and when they expire. The leader decides from the reports'
+// metadata informer and the Machine informer, and deletes by UID, so that a
+// report written again meanwhile stays.
+
+// DefaultBootReportTTL is how long a report is kept after its last write.
+const DefaultBootReportTTL = 7 * 24 * time.Hour
+
+// machineGrace is how long a report whose Machine the leader does not know
+// is kept after its creation: the replica that accepted it knew the
+// Machine, the leader's informer may not yet.
+const machineGrace = time.Minute
+
+// reportSweepPeriod is how often every report is looked at for expiry.
+const reportSweepPeriod = time.Minute
+
+// reportsEnabled says whether the syncer keeps boot reports.
+func (c *Controller) reportsEnabled() bool {
+	return c.cfg.BootReports != nil && c.cfg.Machines != nil
+}
+
+// onMachineDeleted queues the report of a deleted Machine.
+func (c *Controller) onMachineDeleted(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, ok := obj.(*clusterv1alpha1.Machine); ok {
+		c.reportQueue.Add(bootreports.SecretName(m.Namespace, m.Name))
+	}
+}
+
+// sweepReports queues every report, for expiry and for Machines deleted
+// while no replica led.
+func (c *Controller) sweepReports(context.Context) {
+	for _, r := range c.cfg.BootReports.List() {
+		c.reportQueue.Add(r.GetName())
+	}
+}
+
+func (c *Controller) runReports(ctx context.Context) {
+	go wait.UntilWithContext(ctx, c.sweepReports, reportSweepPeriod)
+	for {
+		name, shutdown := c.reportQueue.Get()
+		if shutdown {
+			return
+		}
+		retry, err := c.syncReport(ctx, name)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			klog.FromContext(ctx).Error(err, "Failed to remove a boot report", "secret", klog.KRef(bootreports.Namespace, name))
+			c.reportQueue.AddRateLimited(name)
+		case retry > 0:
+			c.reportQueue.Forget(name)
+			c.reportQueue.AddAfter(name, retry)
+		default:
+			c.reportQueue.Forget(name)
+		}
+		c.reportQueue.Done(name)
+	}
+}
+
+// syncReport deletes the report Secret name if its MachineDeployment or
+// Machine is gone or it expired; retry asks to look again then.
+func (c *Controller) syncReport(ctx context.Context, name string) (retry time.Duration, err error) {
+	obj, exists, err := c.cfg.BootReports.Informer().GetIndexer().GetByKey(bootreports.Namespace + "/" + name)
+	if err != nil || !exists {
+		return 0, err
+	}
+	r, ok := obj.(metav1.Object)
+	if !ok {
+		return 0, nil
+	}
+	namespace, machine, ok := bootreports.MachineOf(r)
+	if !ok {
+		return 0, nil
+	}
+	reason := ""
+	now := time.Now()
+	ref, owned := machinecontroller.Owner(r)
+	md, err := c.mds.Get(ref.Namespace, ref.Name)
+	switch {
+	case !owned || apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md):
+		reason = "its machinedeployment is gone"
+	case err != nil:
+		return 0, err
+	case now.Sub(bootreports.LastUpdate(r)) > c.cfg.BootReportTTL:
+		reason = fmt.Sprintf("it expired (no step for %s)", c.cfg.BootReportTTL)
+	case !c.machineExists(namespace, machine):
+		if age := now.Sub(r.GetCreationTimestamp().Time); age < machineGrace {
+			return machineGrace - age, nil
+		}
+		reason = "its machine is gone"
+	default:
+		return 0, nil
+	}
+	return 0, c.deleteReport(ctx, r, reason)
+}
+
+func (c *Controller) machineExists(namespace, name string) bool {
+	_, exists, err := c.cfg.Machines.GetIndexer().GetByKey(namespace + "/" + name)
+	return err != nil || exists // unsure: keep it
+}
+
+// deleteReport deletes a report's Secret if it is still the one seen.
+func (c *Controller) deleteReport(ctx context.Context, r metav1.Object, reason string) error {
+	uid := r.GetUID()
+	err := c.cfg.Client.CoreV1().Secrets(bootreports.Namespace).Delete(ctx, r.GetName(),
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to delete boot report %s/%s: %w", bootreports.Namespace, r.GetName(), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted a boot report", "secret", klog.KRef(bootreports.Namespace, r.GetName()),
+		"machine", r.GetAnnotations()[bootreports.MachineAnnotation], "reason", reason)
+	return nil
+}
+
+// cleanupReports deletes the reports of the machines of ref, an MD that is gone.
+func (c *Controller) cleanupReports(ctx context.Context, ref machinecontroller.Ref) error {
+	if !c.reportsEnabled() {
+		return nil
+	}
+	var errs []error
+	for _, r := range c.cfg.BootReports.Owned(ref) {
+		errs = append(errs, c.deleteReport(ctx, r, "its machinedeployment is gone"))
+	}
+	return errors.Join(errs...)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,13 +40,17 @@ func (c *Controller) reportsEnabled() bool {
 	return c.cfg.BootReports != nil && c.cfg.Machines != nil
 }
 
+// machineGonePrefix marks a queued report whose Machine was seen deleted:
+// it goes without the grace of a Machine the informer never saw.
+const machineGonePrefix = "machine-gone/"
+
 // onMachineDeleted queues the report of a deleted Machine.
 func (c *Controller) onMachineDeleted(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	if m, ok := obj.(*clusterv1alpha1.Machine); ok {
-		c.reportQueue.Add(bootreports.SecretName(m.Namespace, m.Name))
+		c.reportQueue.Add(machineGonePrefix + bootreports.SecretName(m.Namespace, m.Name))
 	}
 }
 
@@ -60,28 +65,31 @@ func (c *Controller) sweepReports(context.Context) {
 func (c *Controller) runReports(ctx context.Context) {
 	go wait.UntilWithContext(ctx, c.sweepReports, reportSweepPeriod)
 	for {
-		name, shutdown := c.reportQueue.Get()
+		key, shutdown := c.reportQueue.Get()
 		if shutdown {
 			return
 		}
-		retry, err := c.syncReport(ctx, name)
+		retry, err := c.syncReport(ctx, key)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			klog.FromContext(ctx).Error(err, "Failed to remove a boot report", "secret", klog.KRef(bootreports.Namespace, name))
-			c.reportQueue.AddRateLimited(name)
+			klog.FromContext(ctx).Error(err, "Failed to remove a boot report", "key", key)
+			c.reportQueue.AddRateLimited(key)
 		case retry > 0:
-			c.reportQueue.Forget(name)
-			c.reportQueue.AddAfter(name, retry)
+			c.reportQueue.Forget(key)
+			c.reportQueue.AddAfter(key, retry)
 		default:
-			c.reportQueue.Forget(name)
+			c.reportQueue.Forget(key)
 		}
-		c.reportQueue.Done(name)
+		c.reportQueue.Done(key)
 	}
 }
 
-// syncReport deletes the report Secret name if its MachineDeployment or
-// Machine is gone or it expired; retry asks to look again then.
-func (c *Controller) syncReport(ctx context.Context, name string) (retry time.Duration, err error) {
+// syncReport deletes the report Secret of key (its name, after
+// machineGonePrefix when its Machine was seen deleted) if its
+// MachineDeployment or Machine is gone or it expired; retry asks to look
+// again then.
+func (c *Controller) syncReport(ctx context.Context, key string) (retry time.Duration, err error) {
+	name, machineDeleted := strings.CutPrefix(key, machineGonePrefix)
 	obj, exists, err := c.cfg.BootReports.Informer().GetIndexer().GetByKey(bootreports.Namespace + "/" + name)
 	if err != nil || !exists {
 		return 0, err
@@ -106,7 +114,7 @@ func (c *Controller) syncReport(ctx context.Context, name string) (retry time.Du
 	case now.Sub(bootreports.LastUpdate(r)) > c.cfg.BootReportTTL:
 		reason = fmt.Sprintf("it expired (no step for %s)", c.cfg.BootReportTTL)
 	case !c.machineExists(namespace, machine):
-		if age := now.Sub(r.GetCreationTimestamp().Time); age < machineGrace {
+		if age := now.Sub(r.GetCreationTimestamp().Time); age < machineGrace && !machineDeleted {
 			return machineGrace - age, nil
 		}
 		reason = "its machine is gone"

@@ -37,12 +37,13 @@ func report(md, machine string, created, updated time.Duration) runtime.Object {
 	}
 }
 
-// A report goes with its MachineDeployment, with its Machine (once it is
-// older than the grace a new Machine gets), and when it expires.
+// A report goes with its MachineDeployment, with its Machine (seen deleted,
+// or not seen for the grace a new Machine gets), and when it expires.
 func TestBootReportsAreCollected(t *testing.T) {
 	machines := fcache.NewFakeControllerSource()
 	machines.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "alive"}})
 	machines.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "expiring"}})
+	machines.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fresh"}})
 	hour := time.Hour
 	scheme := metadatafake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
@@ -54,6 +55,7 @@ func TestBootReportsAreCollected(t *testing.T) {
 		report("workers", "expiring", 48*hour, 25*hour),
 		report("workers", "machine-gone", hour, time.Minute),
 		report("workers", "machine-new", time.Second, time.Second),
+		report("workers", "fresh", time.Second, time.Second),
 		report("gone", "md-gone", hour, time.Minute),
 	} {
 		if err := meta.Tracker().Create(corev1.SchemeGroupVersion.WithResource("secrets"), r, bootreports.Namespace); err != nil {
@@ -93,9 +95,10 @@ func TestBootReportsAreCollected(t *testing.T) {
 	h.eventually("reports of gone MDs and machines, and expired ones, deleted", func() (bool, error) {
 		return slices.Equal(deleted(), want), nil
 	})
-	// A Machine deleted later takes its report along.
+	// A Machine deleted later takes its report along, even a new one's.
 	machines.Delete(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "alive"}})
-	want = append(want, bootreports.SecretName("kube-system", "alive"))
+	machines.Delete(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fresh"}})
+	want = append(want, bootreports.SecretName("kube-system", "alive"), bootreports.SecretName("kube-system", "fresh"))
 	slices.Sort(want)
 	h.eventually("the deleted Machine's report deleted", func() (bool, error) {
 		return slices.Equal(deleted(), want), nil

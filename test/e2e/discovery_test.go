@@ -33,9 +33,18 @@ func TestDiscoveryListsTheGroup(t *testing.T) {
 	}{
 		"operatingsystemconfigs": {kind: "OperatingSystemConfig", shortNames: []string{"osc"}},
 		"provisioningpayloads":   {kind: "ProvisioningPayload"},
+		"bootreports":            {kind: "BootReport"},
 	}
 	seen := map[string]bool{}
 	for _, r := range list.APIResources {
+		if r.Name == "bootreports/step" {
+			// Where nodes post step records: create only.
+			if !slices.Equal(r.Verbs, []string{"create"}) || r.Kind != "BootStep" {
+				t.Errorf("%s: verbs %v, kind %s; want create of BootStep", r.Name, r.Verbs, r.Kind)
+			}
+			seen[r.Name] = true
+			continue
+		}
 		w, ok := want[r.Name]
 		if !ok {
 			continue // subresources and future resources
@@ -55,6 +64,9 @@ func TestDiscoveryListsTheGroup(t *testing.T) {
 			t.Errorf("%s: verbs %v, want [get list watch]", r.Name, verbs)
 		}
 	}
+	if !seen["bootreports/step"] {
+		t.Error("discovery of osm.k8c.io/v1alpha1 lacks bootreports/step")
+	}
 	for name := range want {
 		if !seen[name] {
 			t.Errorf("discovery of osm.k8c.io/v1alpha1 lacks %s", name)
@@ -62,7 +74,7 @@ func TestDiscoveryListsTheGroup(t *testing.T) {
 	}
 
 	out := kubectl(t, "api-resources", "--api-group", "osm.k8c.io")
-	for _, s := range []string{"operatingsystemconfigs", "osc", "provisioningpayloads"} {
+	for _, s := range []string{"operatingsystemconfigs", "osc", "provisioningpayloads", "bootreports"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("kubectl api-resources lacks %q:\n%s", s, out)
 		}

@@ -14,7 +14,7 @@ import (
 func TestWritesAreMethodNotAllowed(t *testing.T) {
 	ctx := testContext(t)
 	rc := env.osm.OsmV1alpha1().RESTClient()
-	for _, resource := range []string{"operatingsystemconfigs", "provisioningpayloads"} {
+	for _, resource := range []string{"operatingsystemconfigs", "provisioningpayloads", "bootreports"} {
 		name := "e2e-ubuntu-aws"
 		if resource == "provisioningpayloads" {
 			name += "-bootstrap"

@@ -88,6 +88,8 @@ func TestKubectlExplain(t *testing.T) {
 	}{
 		{"osc.spec", []string{"osName", "osVersion", "cloudProvider", "bootstrapConfig", "provisioningConfig"}},
 		{"provisioningpayloads.spec.userData", []string{"user-data"}},
+		{"bootreports.status.steps", []string{"logTail", "exitCode", "duration"}},
+		{"osc.status.machines", []string{"current", "older", "failed", "provisioning"}},
 	}
 	for _, c := range cases {
 		// kube-apiserver aggregates OpenAPI asynchronously; the harness waited for the

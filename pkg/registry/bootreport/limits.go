@@ -1,6 +1,7 @@
 package bootreport
 
 import (
+	"hash/fnv"
 	"math"
 	"sync"
 	"time"
@@ -113,4 +114,16 @@ func (b *boundedLabels) value(v string) string {
 	}
 	b.seen[v] = struct{}{}
 	return v
+}
+
+// stripedLocks serialize the writes of a report on one replica, in a fixed
+// number of locks: reports that share one only wait for each other.
+type stripedLocks [64]sync.Mutex
+
+func (l *stripedLocks) lock(key string) (unlock func()) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	m := &l[h.Sum32()%uint32(len(l))]
+	m.Lock()
+	return m.Unlock
 }

@@ -62,6 +62,7 @@ type StepConfig struct {
 type StepREST struct {
 	cfg     StepConfig
 	limiter *limiter
+	locks   stripedLocks
 	steps   boundedLabels
 }
 
@@ -192,45 +193,53 @@ const writeAttempts = 5
 // with the read's resourceVersion, again when another write came between.
 func (r *StepREST) write(ctx context.Context, ref machinecontroller.Ref, machine string, step *osm.BootStepSpec) (bootreports.Outcome, error) {
 	name := bootreports.SecretName(ref.Namespace, machine)
-	var err error
+	// One write of a report at a time on this replica: only writes of other
+	// replicas can come between a read and its write.
+	unlock := r.locks.lock(name)
+	defer unlock()
+	var lastErr error
 	for range writeAttempts {
-		var current *corev1.Secret
-		var old *osm.BootReport
-		current, err = r.cfg.Secrets.Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			current = nil
-		case err != nil:
-			return bootreports.Outcome{}, err
-		default:
-			if old, err = bootreports.FromSecret(current); err != nil {
-				// Unreadable (edited by someone else): start again.
-				klog.ErrorS(err, "Replacing an unreadable boot report", "secret", klog.KObj(current))
-				old = nil
-			}
-		}
-		out, err := bootreports.Apply(old, ref.Name, machine, step, r.cfg.Now())
-		if err != nil {
+		out, err := r.writeOnce(ctx, ref, name, machine, step)
+		if err == nil || !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			return out, err
 		}
-		secret, err := bootreports.Secret(ref, out.Report)
-		if err != nil {
-			return out, err
-		}
-		if current == nil {
-			_, err = r.cfg.Secrets.Create(ctx, secret, metav1.CreateOptions{})
-		} else {
-			secret.ResourceVersion = current.ResourceVersion
-			_, err = r.cfg.Secrets.Update(ctx, secret, metav1.UpdateOptions{})
-		}
-		if err == nil {
-			return out, nil
-		}
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-			return out, err
+		lastErr = err
+	}
+	return bootreports.Outcome{}, fmt.Errorf("boot report of machine %s/%s changed under %d writes: %w", ref.Namespace, machine, writeAttempts, lastErr)
+}
+
+// writeOnce reads the report, applies step and writes it with the read's
+// resourceVersion.
+func (r *StepREST) writeOnce(ctx context.Context, ref machinecontroller.Ref, name, machine string, step *osm.BootStepSpec) (bootreports.Outcome, error) {
+	current, err := r.cfg.Secrets.Get(ctx, name, metav1.GetOptions{})
+	var old *osm.BootReport
+	switch {
+	case apierrors.IsNotFound(err):
+		current = nil
+	case err != nil:
+		return bootreports.Outcome{}, err
+	default:
+		if old, err = bootreports.FromSecret(current); err != nil {
+			// Unreadable (edited by someone else): start again.
+			klog.ErrorS(err, "Replacing an unreadable boot report", "secret", klog.KObj(current))
+			old = nil
 		}
 	}
-	return bootreports.Outcome{}, fmt.Errorf("boot report of machine %s/%s changed under %d writes: %w", ref.Namespace, machine, writeAttempts, err)
+	out, err := bootreports.Apply(old, ref.Name, machine, step, r.cfg.Now())
+	if err != nil {
+		return out, err
+	}
+	secret, err := bootreports.Secret(ref, out.Report)
+	if err != nil {
+		return out, err
+	}
+	if current == nil {
+		_, err = r.cfg.Secrets.Create(ctx, secret, metav1.CreateOptions{})
+	} else {
+		secret.ResourceVersion = current.ResourceVersion
+		_, err = r.cfg.Secrets.Update(ctx, secret, metav1.UpdateOptions{})
+	}
+	return out, err
 }
 
 // writeError is the answer to a write of the report that failed: the

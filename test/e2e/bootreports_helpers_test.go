@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+var machineResource = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machines"}
+
+// createUnstructured creates obj of resource gvr and deletes it when the test ends.
+func createUnstructured(t *testing.T, gvr schema.GroupVersionResource, obj any) {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &unstructured.Unstructured{Object: u}
+	client := env.dynamic.Resource(gvr).Namespace(o.GetNamespace())
+	if _, err := client.Create(context.Background(), o, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("%s %s/%s: %v", gvr.Resource, o.GetNamespace(), o.GetName(), err)
+	}
+	t.Cleanup(func() { _ = client.Delete(context.Background(), o.GetName(), metav1.DeleteOptions{}) })
+}
+
+// reportingMD creates MD name in ns (profile osp, revision 1), its MachineSet
+// of revision 1 and machines as machine-controller would, and returns the
+// MD's fetch token once the syncer has put it into the bootstrap payload.
+func reportingMD(t *testing.T, ns, osp, name string, machines ...string) string {
+	t.Helper()
+	want := syncerMD(ns, name, osp, "1")
+	createMD(t, want)
+	md, err := env.dynamic.Resource(mdResource).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controller := func(kind, name string, uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "cluster.k8s.io/v1alpha1", Kind: kind, Name: name,
+			UID: types.UID(uid), Controller: ptr.To(true)}}
+	}
+	ms := &clusterv1alpha1.MachineSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "MachineSet"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-1", OwnerReferences: controller("MachineDeployment", name, string(md.GetUID())),
+			Annotations: map[string]string{machinecontroller.AnnotationMDRevision: "1"}},
+	}
+	// The template of revision 1 is the MD's: the payloads render from it.
+	ms.Spec.Selector = want.Spec.Selector
+	ms.Spec.Template = want.Spec.Template
+	createUnstructured(t, msResource, ms)
+	set, err := env.dynamic.Resource(msResource).Namespace(ns).Get(context.Background(), ms.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range machines {
+		createUnstructured(t, machineResource, &clusterv1alpha1.Machine{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "Machine"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: m, Labels: map[string]string{"machine": name}, OwnerReferences: controller("MachineSet", ms.Name, string(set.GetUID()))},
+		})
+	}
+	return fetchToken(t, payloadSecret(t, ns, name, "bootstrap", annotated("1", "v1.0.0")))
+}
+
+// nodeClient is a client of osm.k8c.io through kube-apiserver as a node is:
+// with token only ("" for none), verifying the server's certificate.
+func nodeClient(t *testing.T, token string) osmclient.Interface {
+	t.Helper()
+	cfg := &rest.Config{Host: env.config.Host, BearerToken: token, QPS: 500, Burst: 500,
+		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
+	c, err := osmclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// step is a step record of boot b1 of osp e2e at revision 1.
+func step(name string, phase osmv1alpha1.StepPhase, code int32, logTail string) *osmv1alpha1.BootStep {
+	s := &osmv1alpha1.BootStep{Spec: osmv1alpha1.BootStepSpec{Step: name, Phase: phase, BootID: "b1",
+		Profile: osmv1alpha1.ProfileReference{Name: "e2e", Version: "v1.0.0"}, MachineDeploymentRevision: "1", LogTail: logTail}}
+	if phase != osmv1alpha1.StepPhaseStarted {
+		s.Spec.ExitCode = ptr.To(code)
+		s.Spec.Duration = &metav1.Duration{Duration: 1500 * time.Millisecond}
+	}
+	return s
+}
+
+// report posts s for machine of ns as client, retrying while the server
+// does not know the machine or MD yet (its informers are moments behind).
+func report(t *testing.T, client osmclient.Interface, ns, machine string, s *osmv1alpha1.BootStep) error {
+	t.Helper()
+	var err error
+	_ = poll(context.Background(), 30*time.Second, func() error {
+		_, err = client.OsmV1alpha1().BootReports(ns).CreateStep(context.Background(), machine, s, metav1.CreateOptions{})
+		if apierrors.IsForbidden(err) && (strings.Contains(err.Error(), "is not known") || strings.Contains(err.Error(), "is none")) {
+			return err
+		}
+		return nil
+	})
+	return err
+}
+
+// bootReport waits for the report of machine in ns to satisfy ok.
+func bootReport(t *testing.T, ns, machine string, ok func(*osmv1alpha1.BootReport) error) *osmv1alpha1.BootReport {
+	t.Helper()
+	var r *osmv1alpha1.BootReport
+	eventually(t, 30*time.Second, func() error {
+		var err error
+		if r, err = env.osm.OsmV1alpha1().BootReports(ns).Get(context.Background(), machine, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		return ok(r)
+	})
+	return r
+}
+
+func inState(state osmv1alpha1.BootState) func(*osmv1alpha1.BootReport) error {
+	return func(r *osmv1alpha1.BootReport) error {
+		if r.Status.State != state {
+			return fmt.Errorf("%s: state %s, want %s", r.Name, r.Status.State, state)
+		}
+		return nil
+	}
+}

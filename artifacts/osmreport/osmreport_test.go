@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -142,7 +143,7 @@ func (n *node) osmReport(t *testing.T, env []string, args ...string) (code int, 
 	if ctx.Err() != nil {
 		t.Fatalf("osm-report %v did not end: %s", args, out)
 	}
-	if e, ok := err.(*exec.ExitError); ok {
+	if e, ok := errors.AsType[*exec.ExitError](err); ok {
 		return e.ExitCode(), string(out)
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package bootreports
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestApplyBoundsStepsAndLogTails(t *testing.T) {
 		}
 		r = out.Report
 	}
-	if _, err := Apply(r, "pool", "m", started("one-more"), t0); err != ErrTooManySteps {
+	if _, err := Apply(r, "pool", "m", started("one-more"), t0); !errors.Is(err, ErrTooManySteps) {
 		t.Errorf("step %d: %v, want ErrTooManySteps", MaxSteps+1, err)
 	}
 	tails := 0

@@ -150,7 +150,7 @@ func TestBootReportsGoWithTheirMachineAndMD(t *testing.T) {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("report of %s still there: %v", machine, err)
+			return fmt.Errorf("report of %s still there: %w", machine, err)
 		}
 	}
 	start := time.Now()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
@@ -136,4 +138,19 @@ func inState(state osmv1alpha1.BootState) func(*osmv1alpha1.BootReport) error {
 		}
 		return nil
 	}
+}
+
+// touchBootReports writes a Secret the boot reports' informer watches, which
+// moves the feed's boot-reports stream on (as createMachineSet does its
+// MachineSets'); the syncer deletes it soon after: it is no MD's.
+func touchBootReports(t *testing.T) {
+	t.Helper()
+	ref := machinecontroller.Ref{Namespace: "e2e-nobody", Name: fmt.Sprintf("touch-%d", time.Now().UnixNano())}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: bootreports.Namespace, Name: bootreports.SecretName(ref.Namespace, ref.Name),
+		Labels: ref.Labels(bootreports.Purpose), Annotations: ref.Annotations()}, Type: bootreports.SecretType}
+	secrets := env.kube.CoreV1().Secrets(bootreports.Namespace)
+	if _, err := secrets.Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = secrets.Delete(context.Background(), s.Name, metav1.DeleteOptions{}) })
 }

@@ -97,6 +97,7 @@ func TestWatchAcrossReplicasAndRestarts(t *testing.T) {
 		createMD(t, syncerMD(ns, name, osp, "1"))
 	}
 	createMachineSet(t, ns, "keep-1")
+	touchBootReports(t)
 	for _, r := range []*apiReplica{a, b} {
 		eventually(t, time.Minute, func() error {
 			list, err := r.oscs(ns).List(context.Background(), metav1.ListOptions{})

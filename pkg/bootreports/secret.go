@@ -3,7 +3,6 @@ package bootreports
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,7 +70,7 @@ func FromSecret(secret *corev1.Secret) (*osm.BootReport, error) {
 	if err := json.Unmarshal(secret.Data[dataKey], &s); err != nil {
 		return nil, fmt.Errorf("secret %s/%s: failed to decode the boot report of machine %s/%s: %w", secret.Namespace, secret.Name, namespace, machine, err)
 	}
-	report := &osm.BootReport{ObjectMeta: Meta(secret, namespace, machine)}
+	report := &osm.BootReport{ObjectMeta: meta(secret, namespace, machine)}
 	if err := v1alpha1.Convert_v1alpha1_BootReportSpec_To_osm_BootReportSpec(&s.Spec, &report.Spec, nil); err != nil {
 		return nil, err
 	}
@@ -81,10 +80,10 @@ func FromSecret(secret *corev1.Secret) (*osm.BootReport, error) {
 	return report, nil
 }
 
-// Meta returns the metadata of the BootReport of machine in namespace that
+// meta returns the metadata of the BootReport of machine in namespace that
 // obj, its Secret, stores: the Secret's uid, resourceVersion, creation and
 // deletion, and of its labels only StateLabel.
-func Meta(obj metav1.Object, namespace, machine string) metav1.ObjectMeta {
+func meta(obj metav1.Object, namespace, machine string) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{
 		Name:              machine,
 		Namespace:         namespace,
@@ -97,12 +96,4 @@ func Meta(obj metav1.Object, namespace, machine string) metav1.ObjectMeta {
 		m.Labels = map[string]string{StateLabel: state}
 	}
 	return m
-}
-
-// ExposedLabels are the labels of the BootReports' Secrets that BootReports
-// have too: a selector on them can be passed to the Secrets' list.
-func ExposedLabels(secretLabels map[string]string) map[string]string {
-	out := maps.Clone(secretLabels)
-	maps.DeleteFunc(out, func(k, _ string) bool { return k != StateLabel })
-	return out
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,9 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
+
+// dataSchema is what templates read of templateData.
+var dataSchema = newSchema(reflect.TypeFor[*templateData]())
 
 // defaultFilePermissions applies to OSP files without permissions, as upstream.
 const defaultFilePermissions = 644
@@ -198,7 +202,7 @@ func convertModules(m *ospv1alpha1.CloudInitModule) *osm.CloudInitModule {
 // compileTemplate finds the dependencies of t, then instruments it for the
 // render budget: in that order, since instrumenting rewrites t's trees.
 func compileTemplate(t *template.Template) (*executable, templateDeps, error) {
-	deps := analyze(t)
+	deps := analyze(t, dataSchema)
 	exec, err := newExecutable(t)
 	return exec, deps, err
 }

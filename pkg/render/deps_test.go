@@ -30,7 +30,7 @@ func TestAnalyze(t *testing.T) {
 		for _, tt := range tmpl.Templates() {
 			rewriteNamedCalls(tt.Tree.Root, map[string]bool{"proxy": true})
 		}
-		d := analyze(tmpl)
+		d := analyze(tmpl, dataSchema)
 		if d.pure != tc.pure {
 			t.Errorf("%s: pure = %v, want %v", tc.text, d.pure, tc.pure)
 			continue
@@ -40,7 +40,7 @@ func TestAnalyze(t *testing.T) {
 		}
 		var fields []string
 		for _, i := range d.fields {
-			fields = append(fields, dataFields[i])
+			fields = append(fields, dataSchema.names[i])
 		}
 		want := map[string]bool{}
 		for _, f := range tc.fields {

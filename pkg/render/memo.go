@@ -135,7 +135,7 @@ func (h *dualHash) value(v reflect.Value) bool {
 
 // renderKeys computes, once per render, the hash of each field templates read.
 type renderKeys struct {
-	data   *templateData
+	schema *schema // nil: nothing is memoized
 	v      reflect.Value
 	done   []bool
 	ok     []bool
@@ -143,13 +143,18 @@ type renderKeys struct {
 	named  map[string]memoKey
 }
 
-func newRenderKeys(d *templateData) *renderKeys {
+// newRenderKeys returns the keys of data, which templates of schema s read.
+func newRenderKeys(s *schema, data any) *renderKeys {
+	v := reflect.ValueOf(data)
+	if s == nil || !v.IsValid() || v.Type() != s.typ || v.IsNil() {
+		return &renderKeys{}
+	}
 	return &renderKeys{
-		data:   d,
-		v:      reflect.ValueOf(d).Elem(),
-		done:   make([]bool, len(dataFields)),
-		ok:     make([]bool, len(dataFields)),
-		fields: make([]memoKey, len(dataFields)),
+		schema: s,
+		v:      v,
+		done:   make([]bool, len(s.names)),
+		ok:     make([]bool, len(s.names)),
+		fields: make([]memoKey, len(s.names)),
 	}
 }
 
@@ -157,13 +162,7 @@ func (r *renderKeys) field(i int) (memoKey, bool) {
 	if !r.done[i] {
 		r.done[i] = true
 		h := newDualHash()
-		if name := dataFields[i]; name == "BootstrapKubeconfig" {
-			s, err := r.data.BootstrapKubeconfig()
-			h.str(s)
-			r.ok[i] = err == nil
-		} else {
-			r.ok[i] = h.value(r.v.FieldByName(name))
-		}
+		r.ok[i] = r.schema.hash(h, r.v, i)
 		r.fields[i] = h.sum()
 	}
 	return r.fields[i], r.ok[i]
@@ -171,7 +170,7 @@ func (r *renderKeys) field(i int) (memoKey, bool) {
 
 // key is the memo key of a template with deps, false if it has none.
 func (r *renderKeys) key(d *templateDeps) (memoKey, bool) {
-	if !d.pure {
+	if !d.pure || r.schema == nil {
 		return memoKey{}, false
 	}
 	h := newDualHash()

@@ -182,7 +182,7 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (osm.OSCConfig, error) {
 	buf := bufPool.Get().(*limitedBuffer)
 	defer bufPool.Put(buf)
-	keys := newRenderKeys(data)
+	keys := newRenderKeys(dataSchema, data)
 	keys.named = make(map[string]memoKey, len(c.named))
 
 	data.named = make(map[string]string, len(c.named))

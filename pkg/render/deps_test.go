@@ -7,6 +7,7 @@ import (
 )
 
 func TestAnalyze(t *testing.T) {
+	dataSchema := newSchema(reflect.TypeFor[*templateData]())
 	for _, tc := range []struct {
 		text   string
 		pure   bool

@@ -19,8 +19,12 @@ type executable struct {
 }
 
 // slot is where a binding's functions find the budget of the execution that
-// holds the binding.
-type slot struct{ b *budget }
+// holds the binding, and the execution of its set (for the shared
+// templates' outputs; nil outside one).
+type slot struct {
+	b *budget
+	x *execution
+}
 
 type binding struct {
 	tmpl *template.Template
@@ -59,12 +63,16 @@ func (e *executable) bind() *binding {
 	return &binding{tmpl: t, slot: s}
 }
 
-// execute runs the template with data, charging b.
-func (e *executable) execute(w io.Writer, data any, b *budget) error {
+// executeIn runs the template within x: with its data, charging its budget.
+func (e *executable) executeIn(w io.Writer, x *execution) error {
+	return e.run(w, x.data, x.budget, x)
+}
+
+func (e *executable) run(w io.Writer, data any, b *budget, x *execution) error {
 	bd := e.pool.Get().(*binding)
-	bd.slot.b = b
+	bd.slot.b, bd.slot.x = b, x
 	err := bd.tmpl.Execute(w, data)
-	bd.slot.b = nil
+	bd.slot.b, bd.slot.x = nil, nil
 	e.pool.Put(bd)
 	return err
 }

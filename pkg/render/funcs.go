@@ -51,6 +51,7 @@ func buildFuncs() (map[string]templateFunc, template.FuncMap) {
 	for name, f := range boundFuncs {
 		funcs[name] = templateFunc{bound: f}
 	}
+	funcs[namedTemplateFunc] = templateFunc{bound: namedTemplate}
 	return funcs, m
 }
 
@@ -65,7 +66,7 @@ func ourFuncs() template.FuncMap {
 		"toJson":          toJSON,
 		"fromJson":        fromJSON,
 		"fromJsonArray":   fromJSONArray,
-		namedTemplateFunc: namedTemplate,
+		namedTemplateFunc: unboundNamedTemplate,
 		// OSPs compare the kubelet version with semverCompare many times per
 		// render; parsing constraint and version dominated the render's cost.
 		"semverCompare": semverCompareCached,

@@ -133,7 +133,7 @@ func (h *dualHash) value(v reflect.Value) bool {
 	return true
 }
 
-// renderKeys computes, once per render, the hash of each field templates read.
+// renderKeys computes, once per execution, the hash of each field templates read.
 type renderKeys struct {
 	schema *schema // nil: nothing is memoized
 	v      reflect.Value
@@ -144,12 +144,12 @@ type renderKeys struct {
 }
 
 // newRenderKeys returns the keys of data, which templates of schema s read.
-func newRenderKeys(s *schema, data any) *renderKeys {
+func newRenderKeys(s *schema, data any) renderKeys {
 	v := reflect.ValueOf(data)
 	if s == nil || !v.IsValid() || v.Type() != s.typ || v.IsNil() {
-		return &renderKeys{}
+		return renderKeys{}
 	}
-	return &renderKeys{
+	return renderKeys{
 		schema: s,
 		v:      v,
 		done:   make([]bool, len(s.names)),

@@ -178,44 +178,18 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 }
 
 // render executes one config's templates: named templates first, then files.
-// Pure templates whose inputs match an earlier render reuse its output.
+// Templates whose inputs match an earlier render reuse its output.
 func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (osm.OSCConfig, error) {
-	buf := bufPool.Get().(*limitedBuffer)
-	defer bufPool.Put(buf)
-	keys := newRenderKeys(dataSchema, data)
-	keys.named = make(map[string]memoKey, len(c.named))
-
-	data.named = make(map[string]string, len(c.named))
-	for i := range c.named {
-		t := &c.named[i]
-		key, memoized := keys.key(&t.deps)
-		if memoized {
-			keys.named[t.name] = key
-			if out, ok := t.memo.Get(key); ok {
-				data.named[t.name] = out
-				continue
-			}
-		}
-		buf.Reset()
-		if err := t.exec.execute(buf, data, b); err != nil {
-			return osm.OSCConfig{}, templateError(ospName, c.kind+" template "+t.name, t.name, err)
-		}
-		out := wrapNamedOutput(buf.String())
-		data.named[t.name] = out
-		if memoized {
-			remember(t.memo, key, out)
-		}
+	x, err := c.templates.start(data, b)
+	if err != nil {
+		return osm.OSCConfig{}, configError(ospName, c.kind, err)
 	}
-
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		content, err := f.execute(ospName, c.kind, data, keys, buf, b)
+		content, err := x.execute(i)
 		if err != nil {
-			return osm.OSCConfig{}, err
-		}
-		if err := b.write(len(content)); err != nil {
-			return osm.OSCConfig{}, fmt.Errorf("%s: %s file %s: %w", ospName, c.kind, f.path, err)
+			return osm.OSCConfig{}, configError(ospName, c.kind, err)
 		}
 		out.Files = append(out.Files, osm.File{
 			Path:        f.path,
@@ -230,23 +204,5 @@ func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (
 		}
 	}
 	out.CloudInitModules = c.modules.DeepCopy()
-	return out, nil
-}
-
-func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *renderKeys, buf *limitedBuffer, b *budget) (string, error) {
-	key, memoized := keys.key(&f.deps)
-	if memoized {
-		if out, ok := f.memo.Get(key); ok {
-			return out, nil
-		}
-	}
-	buf.Reset()
-	if err := f.exec.execute(buf, data, b); err != nil {
-		return "", templateError(ospName, kind+" file "+f.path, f.path, err)
-	}
-	out := buf.String()
-	if memoized {
-		remember(f.memo, key, out)
-	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -13,8 +14,9 @@ import (
 // pastes the output into each file as a literal
 // `{{- define "name" }}\n<output>\n{{- end }}`. We keep that behaviour without
 // re-parsing per render: files are parsed once, every {{ template "name" }} of a
-// named template is rewritten into {{ _osmTemplate $ "name" }}, and a render
-// executes each named template once and hands the output to that call.
+// named template is rewritten into {{ _osmTemplate $ "name" }}, and an
+// execution of the set runs each named template once and hands the output
+// to that call.
 // One difference is deliberate: upstream parses the pasted output again, so a
 // "{{" that a named template prints would be executed; here it stays text.
 
@@ -37,19 +39,37 @@ func namedCallNode(t *parse.TemplateNode) *parse.ActionNode {
 	return &parse.ActionNode{NodeType: parse.NodeAction, Pos: t.Pos, Line: t.Line, Pipe: pipe}
 }
 
-// namedTemplate returns the output of a named template, rendered for this
-// render, as upstream's `define` wrapper would emit it: a leading newline and
-// no trailing white space (nothing at all for an empty output).
-func namedTemplate(root any, name string) (string, error) {
-	d, ok := root.(*templateData)
-	if !ok {
-		return "", fmt.Errorf("template %q can only be called where $ is the render data", name)
+// namedTemplate is the function, bound to the execution holding a binding,
+// that returns the output of a named template, executed for this execution,
+// as upstream's `define` wrapper would emit it: a leading newline and no
+// trailing white space (nothing at all for an empty output).
+func namedTemplate(s *slot) any {
+	return func(root any, name string) (string, error) {
+		x := s.x
+		if x == nil || !isData(root, x.data) {
+			return "", fmt.Errorf("template %q can only be called where $ is the render data", name)
+		}
+		out, ok := x.named[name]
+		if !ok {
+			return "", fmt.Errorf("no such template %q", name)
+		}
+		return out, nil
 	}
-	out, ok := d.named[name]
-	if !ok {
-		return "", fmt.Errorf("no such template %q", name)
+}
+
+// unboundNamedTemplate is namedTemplate for the parser, which needs its
+// signature; executions call the bound one.
+func unboundNamedTemplate(_ any, name string) (string, error) {
+	return "", fmt.Errorf("template %q called outside an execution", name)
+}
+
+// isData reports whether v is data itself (a pointer to it, or an equal value).
+func isData(v, data any) bool {
+	if v == nil || data == nil {
+		return v == nil && data == nil
 	}
-	return out, nil
+	a, b := reflect.ValueOf(v), reflect.ValueOf(data)
+	return a.Type() == b.Type() && a.Comparable() && a.Equal(b)
 }
 
 // wrapNamedOutput shapes a named template's output like upstream's define

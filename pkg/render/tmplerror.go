@@ -1,0 +1,69 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxErrorMessage bounds the text of a template's error.
+const maxErrorMessage = 1 << 10
+
+// templateError is the failure of one template of a set, at compile or
+// execution. Its text says where in the template it failed, as
+// `template: line 12: function "foo" not defined`; the caller says which
+// template that is, in its own terms, from name.
+type templateError struct {
+	name   string // as in sources
+	shared bool   // one of sources.shared
+	line   int    // 0: not known
+	msg    string
+	err    error
+}
+
+func (e *templateError) Error() string { return e.msg }
+
+func (e *templateError) Unwrap() error { return e.err }
+
+// newTemplateError is err of the template parsed as name, its position cut
+// to the line and its text to maxErrorMessage.
+func newTemplateError(name string, shared bool, err error) *templateError {
+	e := &templateError{name: name, shared: shared, err: err}
+	if be, line, ok := budgetLine(err, name); ok {
+		e.msg = be.Error()
+		if line != "" {
+			e.msg = "template: line " + line + ": " + e.msg
+			e.line, _ = strconv.Atoi(line)
+		}
+		return e
+	}
+	msg := err.Error()
+	if len(msg) > maxErrorMessage {
+		// {{ fail }} takes any text; errors are kept and shown.
+		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
+	}
+	if rest, ok := strings.CutPrefix(msg, "template: "+name+":"); ok {
+		line, rest, _ := strings.Cut(rest, ":")
+		// Execution errors carry a column and repeat the template's name.
+		if col, after, ok := strings.Cut(rest, ":"); ok && isDigits(col) {
+			rest = after
+		}
+		rest = strings.Replace(rest, fmt.Sprintf(" executing %q", name), "", 1)
+		msg = "template: line " + line + ":" + rest
+		e.line, _ = strconv.Atoi(line)
+	}
+	e.msg = msg
+	return e
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

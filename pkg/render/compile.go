@@ -9,6 +9,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/sandbox"
 )
 
 // defaultFilePermissions applies to OSP files without permissions, as upstream.
@@ -28,7 +29,7 @@ type compiledOSP struct {
 // templates are the set's shared templates, its files the set's templates.
 type compiledConfig struct {
 	kind      string // "bootstrapConfig" or "provisioningConfig", for errors
-	templates *set
+	templates *sandbox.Set
 	files     []compiledFile
 	units     []osm.Unit
 	modules   *osm.CloudInitModule
@@ -62,18 +63,18 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 	// The selected runtime's files follow the config's own; its named templates
 	// are overridden by the config's templates of the same name.
 	files := cfg.Files
-	src := sources{data: dataType, shared: map[string]string{}}
+	src := sandbox.Sources{Data: dataType, Shared: map[string]string{}}
 	for _, cr := range cfg.SupportedContainerRuntimes {
 		if string(cr.Name) == runtime {
 			files = append(slices.Clip(files), cr.Files...)
 			for name, text := range cr.Templates {
-				src.shared[name] = text
+				src.Shared[name] = text
 			}
 			break
 		}
 	}
 	for name, text := range cfg.Templates {
-		src.shared[name] = text
+		src.Shared[name] = text
 	}
 
 	// The files before one without inline content are compiled, so that
@@ -88,11 +89,11 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 		if perms == 0 {
 			perms = defaultFilePermissions
 		}
-		src.templates = append(src.templates, source{name: f.Path, text: f.Content.Inline.Data})
+		src.Templates = append(src.Templates, sandbox.Source{Name: f.Path, Text: f.Content.Inline.Data})
 		cc.files = append(cc.files, compiledFile{path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding})
 	}
 	var err error
-	if cc.templates, err = compileSet(src); err != nil {
+	if cc.templates, err = sandbox.Compile(src); err != nil {
 		return cc, configError(ospName, kind, err)
 	}
 	return cc, noInline
@@ -101,15 +102,15 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 // configError names the OSP, the config and its template or file that failed:
 // `osp-ubuntu: provisioningConfig file /opt/bin/setup: template: line 12: function "foo" not defined`.
 func configError(ospName, kind string, err error) error {
-	var te *templateError
+	var te *sandbox.Error
 	if !errors.As(err, &te) {
 		return fmt.Errorf("%s: %s: %w", ospName, kind, err)
 	}
 	what := " file "
-	if te.shared {
+	if te.Shared {
 		what = " template "
 	}
-	return fmt.Errorf("%s: %s%s%s: %w", ospName, kind, what, te.name, err)
+	return fmt.Errorf("%s: %s%s%s: %w", ospName, kind, what, te.Name, err)
 }
 
 func convertUnits(units []ospv1alpha1.Unit) []osm.Unit {

@@ -12,6 +12,7 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/sandbox"
 )
 
 // Renderer renders OSPs for MachineDeployments. It keeps every OSP revision's
@@ -149,6 +150,9 @@ type revisionFailure struct {
 // only slowed by a busy machine renders again soon.
 const retryTimedOut = time.Minute
 
+// renderTime bounds one Render, from the first template executed.
+var renderTime = time.Second
+
 // render executes the templates of both configs within one budget. A
 // revision that exceeded its budget fails at once after that: renders for
 // the OSP's other MachineDeployments would spend the same, and the syncer
@@ -157,14 +161,14 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 	if f := c.failed.Load(); f != nil && (f.retry.IsZero() || time.Now().Before(f.retry)) {
 		return boot, prov, f.err
 	}
-	b := newBudget()
+	b := sandbox.NewBudget(renderTime)
 	if boot, err = c.bootstrap.render(c.name, data, b); err == nil {
 		prov, err = c.provisioning.render(c.name, data, b)
 	}
-	var be *budgetError
+	var be *sandbox.BudgetError
 	if errors.As(err, &be) {
 		f := &revisionFailure{err: fmt.Errorf("%w (not rendered again for this revision of the OSP)", err)}
-		if be.transient {
+		if be.Timeout() {
 			f.retry = time.Now().Add(retryTimedOut)
 			f.err = fmt.Errorf("%w (tried again after %s)", err, retryTimedOut)
 		}
@@ -179,15 +183,15 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 
 // render executes one config's templates: named templates first, then files.
 // Templates whose inputs match an earlier render reuse its output.
-func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (osm.OSCConfig, error) {
-	x, err := c.templates.start(data, b)
+func (c *compiledConfig) render(ospName string, data *templateData, b *sandbox.Budget) (osm.OSCConfig, error) {
+	x, err := c.templates.Start(data, b)
 	if err != nil {
 		return osm.OSCConfig{}, configError(ospName, c.kind, err)
 	}
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		content, err := x.execute(i)
+		content, err := x.Execute(i)
 		if err != nil {
 			return osm.OSCConfig{}, configError(ospName, c.kind, err)
 		}

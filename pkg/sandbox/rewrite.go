@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"fmt"
@@ -8,17 +8,18 @@ import (
 	"text/template/parse"
 )
 
-// OSPs written for the upstream project call their named templates without
-// passing data ({{ template "name" }}) and still see the render data inside
-// them, because upstream executes every named template with the data first and
-// pastes the output into each file as a literal
-// `{{- define "name" }}\n<output>\n{{- end }}`. We keep that behaviour without
-// re-parsing per render: files are parsed once, every {{ template "name" }} of a
-// named template is rewritten into {{ _osmTemplate $ "name" }}, and an
-// execution of the set runs each named template once and hands the output
-// to that call.
-// One difference is deliberate: upstream parses the pasted output again, so a
-// "{{" that a named template prints would be executed; here it stays text.
+// Shared templates (Sources.Shared) are called without passing data
+// ({{ template "name" }}) and still see the execution's data inside them, as
+// in the engine the templates were first written for, which executed every
+// shared template with the data first and pasted its output into each
+// template as a literal `{{- define "name" }}\n<output>\n{{- end }}`. We keep
+// that behaviour without parsing per execution: templates are parsed once,
+// every {{ template "name" }} of a shared template is rewritten into
+// {{ _osmTemplate $ "name" }}, and an execution runs each shared template
+// once and hands the output to that call.
+// One difference is deliberate: that engine parsed the pasted output again,
+// so a "{{" that a shared template prints would be executed; here it stays
+// text.
 
 // rewriteNamedCalls replaces, in place, every template call to one of names.
 func rewriteNamedCalls(list *parse.ListNode, names map[string]bool) {
@@ -40,8 +41,8 @@ func namedCallNode(t *parse.TemplateNode) *parse.ActionNode {
 }
 
 // namedTemplate is the function, bound to the execution holding a binding,
-// that returns the output of a named template, executed for this execution,
-// as upstream's `define` wrapper would emit it: a leading newline and no
+// that returns the output of a shared template, executed for this
+// execution, as the `define` wrapper would emit it: a leading newline and no
 // trailing white space (nothing at all for an empty output).
 func namedTemplate(s *slot) any {
 	return func(root any, name string) (string, error) {
@@ -72,8 +73,7 @@ func isData(v, data any) bool {
 	return a.Type() == b.Type() && a.Comparable() && a.Equal(b)
 }
 
-// wrapNamedOutput shapes a named template's output like upstream's define
-// wrapper: "\n" + output, with all trailing white space trimmed by `{{- end }}`.
+// wrapNamedOutput shapes a shared template's output like the define wrapper: "\n" + output, with all trailing white space trimmed by `{{- end }}`.
 func wrapNamedOutput(out string) string {
 	return strings.TrimRight("\n"+out, " \t\r\n")
 }

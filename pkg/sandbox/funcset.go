@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ type templateFunc struct {
 type funcLimit struct {
 	// check refuses, before the call, arguments whose result or work would
 	// exceed the budget; it may charge the budget for what the call keeps.
-	check func(b *budget, name string, args []reflect.Value) error
+	check func(b *Budget, name string, args []reflect.Value) error
 	// deep: the function reads its arguments deeply (prints, serializes,
 	// compares or copies them): lists and dicts among them are measured first.
 	deep bool

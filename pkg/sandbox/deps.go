@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"slices"
@@ -10,8 +10,8 @@ import (
 // A template's output is a function of the data fields it reads and the named
 // templates it calls, unless it hands the whole data to something ({{ toYaml . }},
 // {{ template "x" . }}) or calls a function that is not pure (now, rand…, env).
-// deps finds that out once, at parse time, so a render can reuse the output of
-// an earlier render whose inputs were the same (memo.go).
+// deps finds that out once, at parse time, so an execution can reuse the
+// output of an earlier one whose inputs were the same (memo.go).
 
 // templateDeps is what a template's output depends on.
 type templateDeps struct {
@@ -42,7 +42,7 @@ func analyze(t *template.Template, s *schema) templateDeps {
 		if tt.Tree == nil {
 			continue
 		}
-		// Only the main template starts with the render data as dot.
+		// Only the main template starts with the execution's data as dot.
 		a.list(tt.Tree.Root, tt.Name() == t.Name())
 	}
 	d := templateDeps{pure: a.pure}

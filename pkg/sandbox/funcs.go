@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"bytes"
@@ -15,9 +15,10 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
 
-// namedTemplateFunc is the function that {{ template "name" }} actions of OSP
-// files are rewritten to call (see rewrite.go). The leading underscore keeps it
-// out of the way of sprig and of anything an OSP could call by accident.
+// namedTemplateFunc is the function that {{ template "name" }} actions of
+// templates are rewritten to call (see rewrite.go). The leading underscore
+// keeps it out of the way of sprig and of anything a template could call by
+// accident.
 const namedTemplateFunc = "_osmTemplate"
 
 // removedFuncs are sprig's functions templates cannot call: they read the
@@ -67,8 +68,8 @@ func ourFuncs() template.FuncMap {
 		"fromJson":        fromJSON,
 		"fromJsonArray":   fromJSONArray,
 		namedTemplateFunc: unboundNamedTemplate,
-		// OSPs compare the kubelet version with semverCompare many times per
-		// render; parsing constraint and version dominated the render's cost.
+		// Templates compare versions with semverCompare many times per
+		// execution; parsing constraint and version dominated its cost.
 		"semverCompare": semverCompareCached,
 		"uniq":          uniqList,
 		"mustUniq":      uniqList,
@@ -85,9 +86,10 @@ func ourFuncs() template.FuncMap {
 	}
 }
 
-// The conversion functions below tolerate errors the way OSPs written for the
-// upstream project expect: marshalling yields "" (toToml: the error text) and
-// parsing puts the error into the result ("Error" key, or the only element).
+// The conversion functions below tolerate errors as Helm's do, which
+// templates written for sprig-based engines expect: marshalling yields ""
+// (toToml: the error text) and parsing puts the error into the result
+// ("Error" key, or the only element).
 
 func toYAML(v any) string {
 	data, err := yaml.Marshal(v)
@@ -153,8 +155,9 @@ func fromJSONArray(s string) []any {
 	return a
 }
 
-// semverCacheSize bounds the memoized semverCompare results: constraints come
-// from OSPs and versions from MachineDeployments, both few in practice.
+// semverCacheSize bounds the memoized semverCompare results: constraints are
+// written in templates and versions come from their data, both few in
+// practice.
 const semverCacheSize = 4096
 
 var semverResults = lru.New[string, bool](semverCacheSize) // constraint + "\x00" + version

@@ -1,19 +1,17 @@
-package render
+package sandbox
 
 import (
 	"fmt"
 	"time"
 )
 
-// OSP authors are untrusted: every render runs within a budget, and a
-// template that exceeds it fails that render with a budgetError, as any other
-// template error. text/template cannot be interrupted, so the budget is
-// checked where a template can spend without bound: at every range iteration
-// and template call (instrument.go), and in every function it calls
-// (funcwrap.go), which also refuse to produce values larger than the budget
-// allows before they allocate them.
-// renderTime bounds one Render, from the first template executed.
-var renderTime = time.Second
+// Templates are untrusted: every execution runs within a Budget, and a
+// template that exceeds it fails with a *BudgetError, as any other template
+// error. text/template cannot be interrupted, so the budget is checked where
+// a template can spend without bound: at every range iteration and template
+// call (instrument.go), and in every function it calls (funcwrap.go), which
+// also refuse to produce values larger than the budget allows before they
+// allocate them.
 
 const (
 	// maxIterations bounds range iterations and template calls together.
@@ -27,32 +25,39 @@ const (
 	// maxNesting bounds how deeply lists and dicts nest in a value a
 	// function reads deeply.
 	maxNesting = 100
-	// maxProduced bounds all values the functions of one render produce.
+	// maxProduced bounds all values the functions of one budget produce.
 	maxProduced = 32 << 20
-	// maxRenderOutput bounds the output of all templates of one render: twice
-	// what a Secret (the provisioning payload's) can hold.
-	maxRenderOutput = 2 << 20
+	// maxTotalOutput bounds the output of all templates executed within one
+	// budget: far more than configuration files need, and twice what one
+	// Kubernetes object can hold.
+	maxTotalOutput = 2 << 20
 	// maxParsed bounds the text fromJson, fromYaml and fromToml parse: the
 	// values they build can be many times larger than the text.
 	maxParsed = 256 << 10
 )
 
-// budgetError is a render that exceeded its budget. A render that ran out of
-// time may have been slowed by a busy machine rather than by its templates:
-// it is transient, every other limit counts work and fails the same way again.
-type budgetError struct {
+// BudgetError is an execution that exceeded its budget.
+type BudgetError struct {
 	msg       string
 	transient bool
 }
 
-func (e *budgetError) Error() string { return "render budget exceeded: " + e.msg }
+func (e *BudgetError) Error() string { return "render budget exceeded: " + e.msg }
 
-func exceeded(format string, args ...any) *budgetError {
-	return &budgetError{msg: fmt.Sprintf(format, args...)}
+// Timeout reports whether the budget ran out of time. That may be a busy
+// machine's doing rather than the templates': every other limit counts work,
+// and the same templates with the same data exceed it again.
+func (e *BudgetError) Timeout() bool { return e.transient }
+
+func exceeded(format string, args ...any) *BudgetError {
+	return &BudgetError{msg: fmt.Sprintf(format, args...)}
 }
 
-// budget is what one Render may still spend. It is used by one goroutine.
-type budget struct {
+// Budget is what executions may still spend. The executions of one piece of
+// work (a render of two sets, say) share one budget, and so the limits the
+// package documentation lists. It is used by one goroutine.
+type Budget struct {
+	limit      time.Duration
 	deadline   time.Time
 	iterations int
 	depth      int
@@ -60,14 +65,15 @@ type budget struct {
 	output     int64
 }
 
-func newBudget() *budget {
-	return &budget{deadline: time.Now().Add(renderTime)}
+// NewBudget returns a budget of limit time, from now, and the other limits.
+func NewBudget(limit time.Duration) *Budget {
+	return &Budget{limit: limit, deadline: time.Now().Add(limit)}
 }
 
-// clock fails once the render has run out of time.
-func (b *budget) clock() error {
+// clock fails once the budget has run out of time.
+func (b *Budget) clock() error {
 	if time.Now().After(b.deadline) {
-		err := exceeded("took longer than %s", renderTime)
+		err := exceeded("took longer than %s", b.limit)
 		err.transient = true
 		return err
 	}
@@ -75,7 +81,7 @@ func (b *budget) clock() error {
 }
 
 // iterate counts one range iteration or template call.
-func (b *budget) iterate() error {
+func (b *Budget) iterate() error {
 	b.iterations++
 	if b.iterations > maxIterations {
 		return exceeded("more than %d range iterations and template calls", maxIterations)
@@ -84,7 +90,7 @@ func (b *budget) iterate() error {
 }
 
 // enter and leave bracket the execution of a template called by {{ template }}.
-func (b *budget) enter() error {
+func (b *Budget) enter() error {
 	b.depth++
 	if b.depth > maxCallDepth {
 		return exceeded("template calls nested more than %d deep", maxCallDepth)
@@ -92,10 +98,10 @@ func (b *budget) enter() error {
 	return b.iterate()
 }
 
-func (b *budget) leave() { b.depth-- }
+func (b *Budget) leave() { b.depth-- }
 
 // produce charges a value of n bytes a function produced.
-func (b *budget) produce(fn string, n int64) error {
+func (b *Budget) produce(fn string, n int64) error {
 	if err := tooLarge(fn, float64(n)); err != nil {
 		return err
 	}
@@ -107,10 +113,10 @@ func (b *budget) produce(fn string, n int64) error {
 }
 
 // write charges n bytes of template output.
-func (b *budget) write(n int) error {
+func (b *Budget) write(n int) error {
 	b.output += int64(n)
-	if b.output > maxRenderOutput {
-		return exceeded("templates wrote more than %s", sizeString(maxRenderOutput))
+	if b.output > maxTotalOutput {
+		return exceeded("templates wrote more than %s", sizeString(maxTotalOutput))
 	}
 	return nil
 }

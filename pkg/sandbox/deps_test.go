@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"reflect"
@@ -6,8 +6,22 @@ import (
 	"text/template"
 )
 
+// analyzeData has what the cases of TestAnalyze read, named as in the
+// template data of pkg/render.
+type analyzeData struct {
+	KubeVersion         string
+	CloudProviderName   string
+	HTTPProxy           *string
+	NoProxy             *string
+	NetworkConfig       *struct{ CIDR string }
+	KubeletFeatureGates map[string]bool
+	Token               string
+}
+
+func (*analyzeData) BootstrapKubeconfig() (string, error) { return "", nil }
+
 func TestAnalyze(t *testing.T) {
-	dataSchema := newSchema(reflect.TypeFor[*templateData]())
+	dataSchema := newSchema(reflect.TypeFor[*analyzeData]())
 	for _, tc := range []struct {
 		text   string
 		pure   bool

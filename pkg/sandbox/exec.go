@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // executable is a parsed and instrumented template set. It is never executed
 // itself: every execution takes a binding, a template set sharing its parse
 // trees whose functions charge that execution's budget. Bindings are pooled,
-// so a render neither clones nor parses.
+// so an execution neither clones nor parses.
 type executable struct {
 	parsed *template.Template
 	funcs  []string // the functions its templates call
@@ -22,8 +22,8 @@ type executable struct {
 // holds the binding, and the execution of its set (for the shared
 // templates' outputs; nil outside one).
 type slot struct {
-	b *budget
-	x *execution
+	b *Budget
+	x *Execution
 }
 
 type binding struct {
@@ -64,11 +64,11 @@ func (e *executable) bind() *binding {
 }
 
 // executeIn runs the template within x: with its data, charging its budget.
-func (e *executable) executeIn(w io.Writer, x *execution) error {
+func (e *executable) executeIn(w io.Writer, x *Execution) error {
 	return e.run(w, x.data, x.budget, x)
 }
 
-func (e *executable) run(w io.Writer, data any, b *budget, x *execution) error {
+func (e *executable) run(w io.Writer, data any, b *Budget, x *Execution) error {
 	bd := e.pool.Get().(*binding)
 	bd.slot.b, bd.slot.x = b, x
 	err := bd.tmpl.Execute(w, data)
@@ -115,8 +115,8 @@ var budgetFuncs = map[string]func(s *slot) any{
 
 // budgetLine returns the budget error in err and the line of the template
 // parsed as tmplName where it happened ("" if unknown).
-func budgetLine(err error, tmplName string) (*budgetError, string, bool) {
-	var be *budgetError
+func budgetLine(err error, tmplName string) (*BudgetError, string, bool) {
+	var be *BudgetError
 	if !errors.As(err, &be) {
 		return nil, "", false
 	}

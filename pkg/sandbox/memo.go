@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"encoding/binary"
@@ -10,10 +10,10 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
 
-// Most of a render repeats an earlier one: MachineDeployments of a cluster
-// differ in a few fields (name, cloud, annotations), and a file that reads none
-// of those renders to the same text. Each pure template (deps.go) keeps its
-// recent outputs keyed by a 128-bit hash of the values it reads.
+// Most of an execution repeats an earlier one: the data of a set's
+// executions differ in a few fields, and a template that reads none of those
+// gives the same text. Each pure template (deps.go) keeps its recent outputs
+// keyed by a 128-bit hash of the values it reads.
 
 // memoSize bounds the outputs kept per template.
 const memoSize = 128
@@ -26,8 +26,9 @@ func newMemo() *memo {
 	return lru.New[memoKey, string](memoSize)
 }
 
-// maxMemoized bounds the outputs kept: OSP files are a few KiB, and an OSP's
-// author must not fill the server's memory with outputs kept for every MD.
+// maxMemoized bounds the outputs kept: configuration files are a few KiB,
+// and a template's author must not fill the server's memory with outputs
+// kept for every execution.
 const maxMemoized = 64 << 10
 
 // remember keeps out as the output for key unless it is too large.
@@ -133,7 +134,8 @@ func (h *dualHash) value(v reflect.Value) bool {
 	return true
 }
 
-// renderKeys computes, once per execution, the hash of each field templates read.
+// renderKeys computes, once per execution, the hash of each field its
+// templates read.
 type renderKeys struct {
 	schema *schema // nil: nothing is memoized
 	v      reflect.Value

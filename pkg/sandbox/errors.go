@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"fmt"
@@ -9,37 +9,39 @@ import (
 // maxErrorMessage bounds the text of a template's error.
 const maxErrorMessage = 1 << 10
 
-// templateError is the failure of one template of a set, at compile or
-// execution. Its text says where in the template it failed, as
-// `template: line 12: function "foo" not defined`; the caller says which
-// template that is, in its own terms, from name.
-type templateError struct {
-	name   string // as in sources
-	shared bool   // one of sources.shared
-	line   int    // 0: not known
+// Error is the failure of one template of a Set, at compile or execution.
+// Its text says where in the template it failed, as
+// `template: line 12: function "foo" not defined`, cut at 1 KiB ({{ fail }}
+// takes any text); the caller says which template that is, in its own
+// terms, from Name and Shared. It wraps a *BudgetError if the budget was
+// exceeded.
+type Error struct {
+	Name   string // the template's name in Sources
+	Shared bool   // one of Sources.Shared
+	Line   int    // 0: not known
 	msg    string
 	err    error
 }
 
-func (e *templateError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.msg }
 
-func (e *templateError) Unwrap() error { return e.err }
+func (e *Error) Unwrap() error { return e.err }
 
-// newTemplateError is err of the template parsed as name, its position cut
-// to the line and its text to maxErrorMessage.
-func newTemplateError(name string, shared bool, err error) *templateError {
-	e := &templateError{name: name, shared: shared, err: err}
+// newError is err of the template parsed as name, its position cut to the
+// line and its text to maxErrorMessage.
+func newError(name string, shared bool, err error) *Error {
+	e := &Error{Name: name, Shared: shared, err: err}
 	if be, line, ok := budgetLine(err, name); ok {
 		e.msg = be.Error()
 		if line != "" {
 			e.msg = "template: line " + line + ": " + e.msg
-			e.line, _ = strconv.Atoi(line)
+			e.Line, _ = strconv.Atoi(line)
 		}
 		return e
 	}
 	msg := err.Error()
 	if len(msg) > maxErrorMessage {
-		// {{ fail }} takes any text; errors are kept and shown.
+		// {{ fail }} takes any text; callers keep and show errors.
 		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
 	}
 	if rest, ok := strings.CutPrefix(msg, "template: "+name+":"); ok {
@@ -50,7 +52,7 @@ func newTemplateError(name string, shared bool, err error) *templateError {
 		}
 		rest = strings.Replace(rest, fmt.Sprintf(" executing %q", name), "", 1)
 		msg = "template: line " + line + ":" + rest
-		e.line, _ = strconv.Atoi(line)
+		e.Line, _ = strconv.Atoi(line)
 	}
 	e.msg = msg
 	return e

@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 var errorType = reflect.TypeFor[error]()
 
 // wrap returns fn bounded by l and charging the budget in s: it fails once the
-// render is out of time, measures arguments fn reads deeply, runs l.check,
+// budget is out of time, measures arguments fn reads deeply, runs l.check,
 // and charges what fn returns. The result has fn's arguments and result, and
 // an error besides.
 func wrap(name string, fn any, l *funcLimit, s *slot) any {
@@ -57,7 +57,7 @@ func wrap(name string, fn any, l *funcLimit, s *slot) any {
 	}).Interface()
 }
 
-func charge(b *budget, name string, v reflect.Value, l *funcLimit) error {
+func charge(b *Budget, name string, v reflect.Value, l *funcLimit) error {
 	switch {
 	case l.shares:
 		return nil

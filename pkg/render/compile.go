@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
@@ -23,6 +24,13 @@ type compiledOSP struct {
 	bootstrap    compiledConfig
 	provisioning compiledConfig
 	failed       atomic.Pointer[revisionFailure]
+}
+
+// revisionFailure is a budget failure a revision of an OSP keeps; one that ran
+// out of time is kept until retry, then the next render tries again.
+type revisionFailure struct {
+	err   error
+	retry time.Time // zero: for as long as the revision is cached
 }
 
 // compiledConfig is one of an OSP's two configs, parsed: its named

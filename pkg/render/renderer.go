@@ -137,13 +137,6 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	return res, nil
 }
 
-// revisionFailure is a budget failure a revision of an OSP keeps; one that ran
-// out of time is kept until retry, then the next render tries again.
-type revisionFailure struct {
-	err   error
-	retry time.Time // zero: for as long as the revision is cached
-}
-
 // retryTimedOut is how long a revision that ran out of time fails at once
 // before a render tries it again: long enough that a hanging OSP costs one
 // render time per minute, not one per MD; short enough that an OSP that was

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -14,6 +15,10 @@ import (
 // allocate them.
 
 const (
+	// maxOutput bounds what one template may write: far beyond what a
+	// configuration file needs, it stops a runaway {{ range }} before it
+	// exhausts memory.
+	maxOutput = 4 << 20
 	// maxIterations bounds range iterations and template calls together.
 	maxIterations = 100_000
 	// maxCallDepth bounds nested {{ template }} calls.
@@ -117,6 +122,14 @@ func (b *Budget) write(n int) error {
 	b.output += int64(n)
 	if b.output > maxTotalOutput {
 		return exceeded("templates wrote more than %s", sizeString(maxTotalOutput))
+	}
+	return nil
+}
+
+// tooLarge fails when a function would produce n bytes, more than one value may hold.
+func tooLarge(name string, n float64) error {
+	if n > maxValue {
+		return exceeded("%s would produce %s", name, beyond(int64(min(n, math.MaxInt64)), maxValue))
 	}
 	return nil
 }

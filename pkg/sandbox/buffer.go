@@ -5,11 +5,6 @@ import (
 	"sync"
 )
 
-// maxOutput bounds what one template may write: far beyond what a
-// configuration file needs, it stops a runaway {{ range }} before it
-// exhausts memory.
-const maxOutput = 4 << 20
-
 // limitedBuffer is the buffer templates execute into.
 type limitedBuffer struct{ bytes.Buffer }
 

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"text/template"
 )
 
 // maxErrorMessage bounds the text of a template's error.
@@ -56,6 +58,29 @@ func newError(name string, shared bool, err error) *Error {
 	}
 	e.msg = msg
 	return e
+}
+
+// budgetLine returns the budget error in err and the line of the template
+// parsed as tmplName where it happened ("" if unknown).
+func budgetLine(err error, tmplName string) (*BudgetError, string, bool) {
+	var be *BudgetError
+	if !errors.As(err, &be) {
+		return nil, "", false
+	}
+	var ee template.ExecError
+	if !errors.As(err, &ee) {
+		return be, "", true
+	}
+	// Templates defined in the file report positions in it, under its name.
+	rest, ok := strings.CutPrefix(ee.Err.Error(), "template: "+tmplName+":")
+	if !ok {
+		return be, "", true
+	}
+	line, _, _ := strings.Cut(rest, ":")
+	if !isDigits(line) {
+		line = ""
+	}
+	return be, line, true
 }
 
 func isDigits(s string) bool {

@@ -1,9 +1,7 @@
 package sandbox
 
 import (
-	"errors"
 	"io"
-	"strings"
 	"sync"
 	"text/template"
 )
@@ -16,14 +14,6 @@ type executable struct {
 	parsed *template.Template
 	funcs  []string // the functions its templates call
 	pool   sync.Pool
-}
-
-// slot is where a binding's functions find the budget of the execution that
-// holds the binding, and the execution of its set (for the shared
-// templates' outputs; nil outside one).
-type slot struct {
-	b *Budget
-	x *Execution
 }
 
 type binding struct {
@@ -63,16 +53,13 @@ func (e *executable) bind() *binding {
 	return &binding{tmpl: t, slot: s}
 }
 
-// executeIn runs the template within x: with its data, charging its budget.
-func (e *executable) executeIn(w io.Writer, x *Execution) error {
-	return e.run(w, x.data, x.budget, x)
-}
-
-func (e *executable) run(w io.Writer, data any, b *Budget, x *Execution) error {
+// run executes the template with data, charging b; named are the outputs of
+// the shared templates of its set.
+func (e *executable) run(w io.Writer, data any, b *Budget, named map[string]string) error {
 	bd := e.pool.Get().(*binding)
-	bd.slot.b, bd.slot.x = b, x
+	bd.slot.b, bd.slot.data, bd.slot.named = b, data, named
 	err := bd.tmpl.Execute(w, data)
-	bd.slot.b, bd.slot.x = nil, nil
+	bd.slot.b, bd.slot.data, bd.slot.named = nil, nil, nil
 	e.pool.Put(bd)
 	return err
 }
@@ -111,27 +98,4 @@ var budgetFuncs = map[string]func(s *slot) any{
 			return false, nil
 		}
 	},
-}
-
-// budgetLine returns the budget error in err and the line of the template
-// parsed as tmplName where it happened ("" if unknown).
-func budgetLine(err error, tmplName string) (*BudgetError, string, bool) {
-	var be *BudgetError
-	if !errors.As(err, &be) {
-		return nil, "", false
-	}
-	var ee template.ExecError
-	if !errors.As(err, &ee) {
-		return be, "", true
-	}
-	// Templates defined in the file report positions in it, under its name.
-	rest, ok := strings.CutPrefix(ee.Err.Error(), "template: "+tmplName+":")
-	if !ok {
-		return be, "", true
-	}
-	line, _, _ := strings.Cut(rest, ":")
-	if !isDigits(line) {
-		line = ""
-	}
-	return be, line, true
 }

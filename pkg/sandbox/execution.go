@@ -67,7 +67,7 @@ func (x *Execution) run(t *setTemplate) (string, error) {
 	buf := bufPool.Get().(*limitedBuffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
-	if err := t.exec.executeIn(buf, x); err != nil {
+	if err := t.exec.run(buf, x.data, x.budget, x.named); err != nil {
 		return "", err
 	}
 	return buf.String(), nil

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"text/template"
 
@@ -14,12 +15,6 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
-
-// namedTemplateFunc is the function that {{ template "name" }} actions of
-// templates are rewritten to call (see rewrite.go). The leading underscore
-// keeps it out of the way of sprig and of anything a template could call by
-// accident.
-const namedTemplateFunc = "_osmTemplate"
 
 // removedFuncs are sprig's functions templates cannot call: they read the
 // server's environment, files or the network, or take unbounded time or
@@ -55,6 +50,20 @@ func buildFuncs() (map[string]templateFunc, template.FuncMap) {
 	funcs[namedTemplateFunc] = templateFunc{bound: namedTemplate}
 	return funcs, m
 }
+
+// scalarFuncs return a string, number or bool: their result prints safely.
+var scalarFuncs = func() map[string]bool {
+	m := map[string]bool{"print": true, "printf": true, "println": true, "html": true, "js": true, "urlquery": true,
+		"len": true, "not": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true}
+	for name, fn := range funcMap {
+		switch reflect.TypeOf(fn).Out(0).Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 // ourFuncs replace or add to sprig's.
 func ourFuncs() template.FuncMap {

@@ -10,14 +10,6 @@ import (
 // Checks of funcLimit: each estimates, from the arguments alone, what a call
 // would allocate, and refuses it before the function runs.
 
-// tooLarge fails when a function would produce n bytes, more than one value may hold.
-func tooLarge(name string, n float64) error {
-	if n > maxValue {
-		return exceeded("%s would produce %s", name, beyond(int64(min(n, math.MaxInt64)), maxValue))
-	}
-	return nil
-}
-
 func checkRepeat(_ *Budget, name string, args []reflect.Value) error {
 	return tooLarge(name, float64(args[0].Int())*float64(args[1].Len()))
 }

@@ -134,6 +134,19 @@ func (h *dualHash) value(v reflect.Value) bool {
 	return true
 }
 
+// field adds what data (of schema s's type) holds as s.names[i] to h; false
+// if it cannot: a value of a kind h does not know, or a method that failed.
+func (h *dualHash) field(s *schema, data reflect.Value, i int) bool {
+	if i < len(s.field) {
+		return h.value(data.Elem().Field(s.field[i]))
+	}
+	out := data.Method(s.method[i-len(s.field)]).Call(nil)
+	if len(out) == 2 && !out[1].IsNil() {
+		return false
+	}
+	return h.value(out[0])
+}
+
 // renderKeys computes, once per execution, the hash of each field its
 // templates read.
 type renderKeys struct {
@@ -164,7 +177,7 @@ func (r *renderKeys) field(i int) (memoKey, bool) {
 	if !r.done[i] {
 		r.done[i] = true
 		h := newDualHash()
-		r.ok[i] = r.schema.hash(h, r.v, i)
+		r.ok[i] = h.field(r.schema, r.v, i)
 		r.fields[i] = h.sum()
 	}
 	return r.fields[i], r.ok[i]

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -38,39 +36,6 @@ func namedCallNode(t *parse.TemplateNode) *parse.ActionNode {
 	cmd := &parse.CommandNode{NodeType: parse.NodeCommand, Pos: t.Pos, Args: []parse.Node{fn, root, name}}
 	pipe := &parse.PipeNode{NodeType: parse.NodePipe, Pos: t.Pos, Line: t.Line, Cmds: []*parse.CommandNode{cmd}}
 	return &parse.ActionNode{NodeType: parse.NodeAction, Pos: t.Pos, Line: t.Line, Pipe: pipe}
-}
-
-// namedTemplate is the function, bound to the execution holding a binding,
-// that returns the output of a shared template, executed for this
-// execution, as the `define` wrapper would emit it: a leading newline and no
-// trailing white space (nothing at all for an empty output).
-func namedTemplate(s *slot) any {
-	return func(root any, name string) (string, error) {
-		x := s.x
-		if x == nil || !isData(root, x.data) {
-			return "", fmt.Errorf("template %q can only be called where $ is the render data", name)
-		}
-		out, ok := x.named[name]
-		if !ok {
-			return "", fmt.Errorf("no such template %q", name)
-		}
-		return out, nil
-	}
-}
-
-// unboundNamedTemplate is namedTemplate for the parser, which needs its
-// signature; executions call the bound one.
-func unboundNamedTemplate(_ any, name string) (string, error) {
-	return "", fmt.Errorf("template %q called outside an execution", name)
-}
-
-// isData reports whether v is data itself (a pointer to it, or an equal value).
-func isData(v, data any) bool {
-	if v == nil || data == nil {
-		return v == nil && data == nil
-	}
-	a, b := reflect.ValueOf(v), reflect.ValueOf(data)
-	return a.Type() == b.Type() && a.Comparable() && a.Equal(b)
 }
 
 // wrapNamedOutput shapes a shared template's output like the define wrapper: "\n" + output, with all trailing white space trimmed by `{{- end }}`.

@@ -51,16 +51,3 @@ func (s *schema) add(name string) {
 	s.index[name] = len(s.names)
 	s.names = append(s.names, name)
 }
-
-// hash adds what data (of the schema's type) holds as names[i] to h; false
-// if it cannot: a value of a kind h does not know, or a method that failed.
-func (s *schema) hash(h *dualHash, data reflect.Value, i int) bool {
-	if i < len(s.field) {
-		return h.value(data.Elem().Field(s.field[i]))
-	}
-	out := data.Method(s.method[i-len(s.field)]).Call(nil)
-	if len(out) == 2 && !out[1].IsNil() {
-		return false
-	}
-	return h.value(out[0])
-}

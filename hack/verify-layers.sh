@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Fails when a package imports one above it. Layers, bottom up (docs/design.md):
 #   0 apis, generated, lru, metrics, machinecontroller (the contract)
-#   1 render            OSP + MD + facts -> bytes
-#   2 facts, tokens, changefeed, resolve, defaultosps, bootreports
-#   3 registry, syncer
-#   4 server
-#   5 options (flags), cmd
-#   6 test, and tools in hack/ (imagebuild)
+#   1 sandbox           the template engine: templates + data -> text, within a budget
+#   2 render            OSP + MD + facts -> bytes
+#   3 facts, tokens, changefeed, resolve, defaultosps, bootreports
+#   4 registry, syncer
+#   5 server
+#   6 options (flags), cmd
+#   7 test, and tools in hack/ (imagebuild)
 # A package may import its own layer and those below; pkg/options is used by cmd only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,12 +17,13 @@ MODULE="$(go list -m)"
 layer() {
   case "${1#"$MODULE"/}" in
     pkg/apis/* | pkg/generated/* | pkg/lru* | pkg/metrics* | pkg/machinecontroller*) echo 0 ;;
-    pkg/render*) echo 1 ;;
-    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/defaultosps* | pkg/bootreports* | artifacts/*) echo 2 ;;
-    pkg/registry* | pkg/syncer*) echo 3 ;;
-    pkg/server*) echo 4 ;;
-    pkg/options* | cmd/*) echo 5 ;;
-    test/* | hack/*) echo 6 ;;
+    pkg/sandbox*) echo 1 ;;
+    pkg/render*) echo 2 ;;
+    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/defaultosps* | pkg/bootreports* | artifacts/*) echo 3 ;;
+    pkg/registry* | pkg/syncer*) echo 4 ;;
+    pkg/server*) echo 5 ;;
+    pkg/options* | cmd/*) echo 6 ;;
+    test/* | hack/*) echo 7 ;;
     *) echo "unknown" ;;
   esac
 }

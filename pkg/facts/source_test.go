@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -72,7 +73,7 @@ func start(t *testing.T, client *fake.Clientset, registry bool) (*Source, chan s
 // published; bad values keep the last good part, each part on its own.
 func TestSourceFollowsChanges(t *testing.T) {
 	// Base64 of "ca-one" and "ca-two".
-	client := fake.NewClientset(clusterInfoCM(withCA("Y2Etb25l")), registrySecret(`{"username":"one"}`))
+	client := machinecontrollertest.NewClientset(clusterInfoCM(withCA("Y2Etb25l")), registrySecret(`{"username":"one"}`))
 	s, changed := start(t, client, true)
 	waitFor(t, "the first facts", s.HasSynced)
 	if f := s.Current(); f.Cluster.CACert != "ca-one" || f.Node.RegistryCredentials["registry.example.com"].Username != "one" {
@@ -146,7 +147,7 @@ func TestSourceFollowsChanges(t *testing.T) {
 // Without a good first value there are no facts: the server is not ready and
 // says why, until the Secret appears.
 func TestSourceWaitsForTheFirstGoodFacts(t *testing.T) {
-	client := fake.NewClientset()
+	client := machinecontrollertest.NewClientset()
 	cfg := Config{Client: client, Fallback: &rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("fallback-ca")}},
 		RegistrySecret: cache.ObjectName{Namespace: "kube-system", Name: "regcred"}}
 	s, err := NewSource(cfg)
@@ -217,7 +218,7 @@ func TestStaticFactsAndHash(t *testing.T) {
 // OnReady is told of the first facts read from the cluster, once: every
 // render was pending until then, and the API tells its watchers.
 func TestSourceOnReady(t *testing.T) {
-	client := fake.NewClientset(clusterInfoCM(withCA("Y2Etb25l")))
+	client := machinecontrollertest.NewClientset(clusterInfoCM(withCA("Y2Etb25l")))
 	s, err := NewSource(Config{Client: client, Fallback: &rest.Config{Host: "https://127.0.0.1:6443"}})
 	if err != nil {
 		t.Fatal(err)

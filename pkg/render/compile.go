@@ -1,14 +1,16 @@
 package render
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
-	"strings"
 	"sync/atomic"
-	"text/template"
+	"time"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/sandbox"
 )
 
 // defaultFilePermissions applies to OSP files without permissions, as upstream.
@@ -24,30 +26,31 @@ type compiledOSP struct {
 	failed       atomic.Pointer[revisionFailure]
 }
 
-// compiledConfig is one of an OSP's two configs, parsed.
-type compiledConfig struct {
-	kind    string // "bootstrapConfig" or "provisioningConfig", for errors
-	named   []compiledTemplate
-	files   []compiledFile
-	units   []osm.Unit
-	modules *osm.CloudInitModule
+// revisionFailure is a budget failure a revision of an OSP keeps; one that ran
+// out of time is kept until retry, then the next render tries again.
+type revisionFailure struct {
+	err   error
+	retry time.Time // zero: for as long as the revision is cached
 }
 
-type compiledTemplate struct {
-	name string
-	exec *executable
-	deps templateDeps
-	memo *memo
+// compiledConfig is one of an OSP's two configs, parsed: its named
+// templates are the set's shared templates, its files the set's templates.
+type compiledConfig struct {
+	kind      string // "bootstrapConfig" or "provisioningConfig", for errors
+	templates *sandbox.Set
+	files     []compiledFile
+	units     []osm.Unit
+	modules   *osm.CloudInitModule
 }
 
 type compiledFile struct {
 	path        string
 	permissions int32
 	encoding    string
-	exec        *executable
-	deps        templateDeps
-	memo        *memo
 }
+
+// dataType is the type of what templates execute with.
+var dataType = reflect.TypeFor[*templateData]()
 
 // compile parses the OSP's templates for the given container runtime.
 func compile(osp *ospv1alpha1.OperatingSystemProfile, runtime string) (*compiledOSP, error) {
@@ -68,102 +71,54 @@ func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime str
 	// The selected runtime's files follow the config's own; its named templates
 	// are overridden by the config's templates of the same name.
 	files := cfg.Files
-	sources := map[string]string{}
+	src := sandbox.Sources{Data: dataType, Shared: map[string]string{}}
 	for _, cr := range cfg.SupportedContainerRuntimes {
 		if string(cr.Name) == runtime {
 			files = append(slices.Clip(files), cr.Files...)
 			for name, text := range cr.Templates {
-				sources[name] = text
+				src.Shared[name] = text
 			}
 			break
 		}
 	}
 	for name, text := range cfg.Templates {
-		sources[name] = text
+		src.Shared[name] = text
 	}
 
-	names := make(map[string]bool, len(sources))
-	for _, name := range sortedKeys(sources) {
-		t, err := template.New(name).Funcs(funcMap).Parse(sources[name])
-		if err != nil {
-			return cc, templateError(ospName, kind+" template "+name, name, err)
-		}
-		exec, deps, err := compileTemplate(t)
-		if err != nil {
-			return cc, templateError(ospName, kind+" template "+name, name, err)
-		}
-		cc.named = append(cc.named, compiledTemplate{name: name, exec: exec, deps: deps, memo: newMemo()})
-		names[name] = true
-	}
-
+	// The files before one without inline content are compiled, so that
+	// their errors come first, as the config reads.
+	var noInline error
 	for _, f := range files {
 		if f.Content.Inline == nil {
-			return cc, fmt.Errorf("%s: %s file %s: no inline content", ospName, kind, f.Path)
-		}
-		t, err := template.New(f.Path).Funcs(funcMap).Parse(f.Content.Inline.Data)
-		if err != nil {
-			return cc, templateError(ospName, kind+" file "+f.Path, f.Path, err)
-		}
-		for _, tt := range t.Templates() {
-			if tt.Tree != nil {
-				rewriteNamedCalls(tt.Tree.Root, names)
-			}
+			noInline = fmt.Errorf("%s: %s file %s: no inline content", ospName, kind, f.Path)
+			break
 		}
 		perms := f.Permissions
 		if perms == 0 {
 			perms = defaultFilePermissions
 		}
-		exec, deps, err := compileTemplate(t)
-		if err != nil {
-			return cc, templateError(ospName, kind+" file "+f.Path, f.Path, err)
-		}
-		cc.files = append(cc.files, compiledFile{
-			path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding,
-			exec: exec, deps: deps, memo: newMemo(),
-		})
+		src.Templates = append(src.Templates, sandbox.Source{Name: f.Path, Text: f.Content.Inline.Data})
+		cc.files = append(cc.files, compiledFile{path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding})
 	}
-	return cc, nil
+	var err error
+	if cc.templates, err = sandbox.Compile(src); err != nil {
+		return cc, configError(ospName, kind, err)
+	}
+	return cc, noInline
 }
 
-// maxErrorMessage bounds the text of a template's error.
-const maxErrorMessage = 1 << 10
-
-// templateError names the OSP, what was rendered and the template line:
+// configError names the OSP, the config and its template or file that failed:
 // `osp-ubuntu: provisioningConfig file /opt/bin/setup: template: line 12: function "foo" not defined`.
-func templateError(ospName, what, tmplName string, err error) error {
-	if be, line, ok := budgetLine(err, tmplName); ok {
-		if line == "" {
-			return fmt.Errorf("%s: %s: %w", ospName, what, be)
-		}
-		return fmt.Errorf("%s: %s: template: line %s: %w", ospName, what, line, be)
+func configError(ospName, kind string, err error) error {
+	var te *sandbox.Error
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %s: %w", ospName, kind, err)
 	}
-	msg := err.Error()
-	if len(msg) > maxErrorMessage {
-		// {{ fail }} takes any text; errors are kept and shown in the OSC.
-		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
+	what := " file "
+	if te.Shared {
+		what = " template "
 	}
-	if rest, ok := strings.CutPrefix(msg, "template: "+tmplName+":"); ok {
-		line, rest, _ := strings.Cut(rest, ":")
-		// Execution errors carry a column and repeat the template's name.
-		if col, after, ok := strings.Cut(rest, ":"); ok && isDigits(col) {
-			rest = after
-		}
-		rest = strings.Replace(rest, fmt.Sprintf(" executing %q", tmplName), "", 1)
-		msg = "template: line " + line + ":" + rest
-	}
-	return fmt.Errorf("%s: %s: %s", ospName, what, msg)
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	return fmt.Errorf("%s: %s%s%s: %w", ospName, kind, what, te.Name, err)
 }
 
 func convertUnits(units []ospv1alpha1.Unit) []osm.Unit {
@@ -193,12 +148,4 @@ func convertModules(m *ospv1alpha1.CloudInitModule) *osm.CloudInitModule {
 		YumRepos:       m.YumRepos,
 		YumRepoDir:     m.YumRepoDir,
 	}
-}
-
-// compileTemplate finds the dependencies of t, then instruments it for the
-// render budget: in that order, since instrumenting rewrites t's trees.
-func compileTemplate(t *template.Template) (*executable, templateDeps, error) {
-	deps := analyze(t)
-	exec, err := newExecutable(t)
-	return exec, deps, err
 }

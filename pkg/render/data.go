@@ -70,8 +70,6 @@ type templateData struct {
 	SecretName                    string
 	BootstrapKubeconfigSecretName string
 
-	// named holds this render's output of the OSP config's named templates.
-	named map[string]string
 	// bootstrapKubeconfig is built on first use: few OSPs read it.
 	bootstrapKubeconfig *string
 	cluster             *ClusterInfo

@@ -12,6 +12,7 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/sandbox"
 )
 
 // Renderer renders OSPs for MachineDeployments. It keeps every OSP revision's
@@ -136,18 +137,14 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	return res, nil
 }
 
-// revisionFailure is a budget failure a revision of an OSP keeps; one that ran
-// out of time is kept until retry, then the next render tries again.
-type revisionFailure struct {
-	err   error
-	retry time.Time // zero: for as long as the revision is cached
-}
-
 // retryTimedOut is how long a revision that ran out of time fails at once
 // before a render tries it again: long enough that a hanging OSP costs one
 // render time per minute, not one per MD; short enough that an OSP that was
 // only slowed by a busy machine renders again soon.
 const retryTimedOut = time.Minute
+
+// renderTime bounds one Render, from the first template executed.
+var renderTime = time.Second
 
 // render executes the templates of both configs within one budget. A
 // revision that exceeded its budget fails at once after that: renders for
@@ -157,14 +154,14 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 	if f := c.failed.Load(); f != nil && (f.retry.IsZero() || time.Now().Before(f.retry)) {
 		return boot, prov, f.err
 	}
-	b := newBudget()
+	b := sandbox.NewBudget(renderTime)
 	if boot, err = c.bootstrap.render(c.name, data, b); err == nil {
 		prov, err = c.provisioning.render(c.name, data, b)
 	}
-	var be *budgetError
+	var be *sandbox.BudgetError
 	if errors.As(err, &be) {
 		f := &revisionFailure{err: fmt.Errorf("%w (not rendered again for this revision of the OSP)", err)}
-		if be.transient {
+		if be.Timeout() {
 			f.retry = time.Now().Add(retryTimedOut)
 			f.err = fmt.Errorf("%w (tried again after %s)", err, retryTimedOut)
 		}
@@ -178,44 +175,18 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 }
 
 // render executes one config's templates: named templates first, then files.
-// Pure templates whose inputs match an earlier render reuse its output.
-func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (osm.OSCConfig, error) {
-	buf := bufPool.Get().(*limitedBuffer)
-	defer bufPool.Put(buf)
-	keys := newRenderKeys(data)
-	keys.named = make(map[string]memoKey, len(c.named))
-
-	data.named = make(map[string]string, len(c.named))
-	for i := range c.named {
-		t := &c.named[i]
-		key, memoized := keys.key(&t.deps)
-		if memoized {
-			keys.named[t.name] = key
-			if out, ok := t.memo.Get(key); ok {
-				data.named[t.name] = out
-				continue
-			}
-		}
-		buf.Reset()
-		if err := t.exec.execute(buf, data, b); err != nil {
-			return osm.OSCConfig{}, templateError(ospName, c.kind+" template "+t.name, t.name, err)
-		}
-		out := wrapNamedOutput(buf.String())
-		data.named[t.name] = out
-		if memoized {
-			remember(t.memo, key, out)
-		}
+// Templates whose inputs match an earlier render reuse its output.
+func (c *compiledConfig) render(ospName string, data *templateData, b *sandbox.Budget) (osm.OSCConfig, error) {
+	x, err := c.templates.Start(data, b)
+	if err != nil {
+		return osm.OSCConfig{}, configError(ospName, c.kind, err)
 	}
-
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		content, err := f.execute(ospName, c.kind, data, keys, buf, b)
+		content, err := x.Execute(i)
 		if err != nil {
-			return osm.OSCConfig{}, err
-		}
-		if err := b.write(len(content)); err != nil {
-			return osm.OSCConfig{}, fmt.Errorf("%s: %s file %s: %w", ospName, c.kind, f.path, err)
+			return osm.OSCConfig{}, configError(ospName, c.kind, err)
 		}
 		out.Files = append(out.Files, osm.File{
 			Path:        f.path,
@@ -230,23 +201,5 @@ func (c *compiledConfig) render(ospName string, data *templateData, b *budget) (
 		}
 	}
 	out.CloudInitModules = c.modules.DeepCopy()
-	return out, nil
-}
-
-func (f *compiledFile) execute(ospName, kind string, data *templateData, keys *renderKeys, buf *limitedBuffer, b *budget) (string, error) {
-	key, memoized := keys.key(&f.deps)
-	if memoized {
-		if out, ok := f.memo.Get(key); ok {
-			return out, nil
-		}
-	}
-	buf.Reset()
-	if err := f.exec.execute(buf, data, b); err != nil {
-		return "", templateError(ospName, kind+" file "+f.path, f.path, err)
-	}
-	out := buf.String()
-	if memoized {
-		remember(f.memo, key, out)
-	}
 	return out, nil
 }

@@ -17,7 +17,6 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -92,7 +91,7 @@ func runServer(t testing.TB, renderer func(render.Input) (*render.Result, error)
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "osp-ubuntu", UID: "osp-uid", ResourceVersion: "1"},
 		Spec:       ospv1alpha1.OperatingSystemProfileSpec{OSName: "ubuntu", Version: "v1.0.0"},
 	}
-	kube := fake.NewClientset()
+	kube := machinecontrollertest.NewClientset()
 	tokenstest.IssueTokens(kube, time.Now) // fetch tokens
 	cfg := &Config{
 		Generic: generic,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -168,7 +169,7 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 // newFakeClient is a fake worker cluster that issues ServiceAccount tokens and
 // says the syncer is osm-apiserver's ServiceAccount.
 func newFakeClient() *fake.Clientset {
-	client := fake.NewClientset()
+	client := machinecontrollertest.NewClientset()
 	tokenstest.IssueTokens(client, time.Now)
 	client.PrependReactor("create", "selfsubjectreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, &authenticationv1.SelfSubjectReview{Status: authenticationv1.SelfSubjectReviewStatus{

@@ -127,7 +127,7 @@ func TestFirstOwnerKeepsItsSecrets(t *testing.T) {
 // A writer whose cache has not seen another MD's Secret yet finds it when it
 // creates its own, and leaves it alone.
 func TestStaleCacheNeverOverwritesAnotherMDsSecret(t *testing.T) {
-	client := fake.NewClientset()
+	client := machinecontrollertest.NewClientset()
 	mdInformer := machinecontroller.NewInformer(fcache.NewFakeControllerSource(), "kube-system")
 	older, younger := mdAt(pool, 100), mdAt(poolTeam, 200)
 	for _, md := range []*clusterv1alpha1.MachineDeployment{older, younger} {

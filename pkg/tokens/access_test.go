@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
 
 // The fetch role is bound to the MachineDeployment's own ServiceAccount, and
@@ -31,7 +31,7 @@ func TestFetchRoleBindingNamesTheServiceAccount(t *testing.T) {
 func TestAccessWriterEnsure(t *testing.T) {
 	ref := machinecontroller.Ref{Namespace: "kube-system", Name: "workers"}
 	ctx := context.Background()
-	client := fake.NewClientset()
+	client := machinecontrollertest.NewClientset()
 	w := &AccessWriter{Client: client, Namespace: "cloud-init-settings"}
 	if err := w.Ensure(ctx, ref, "prov", "kubeconfig"); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
 )
 
@@ -28,7 +29,7 @@ type issuerHarness struct {
 
 func newIssuerHarness(t *testing.T, ttl, renewBefore time.Duration) *issuerHarness {
 	t.Helper()
-	h := &issuerHarness{t: t, client: fake.NewClientset(), now: epoch}
+	h := &issuerHarness{t: t, client: machinecontrollertest.NewClientset(), now: epoch}
 	clock := func() time.Time { return h.now }
 	tokenstest.IssueTokens(h.client, clock)
 	tokenInformer := NewInformer(h.client)

@@ -7,9 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
 
 // Only a change of a token's value changes payloads: extending a bootstrap
@@ -43,7 +43,7 @@ func TestValueChanged(t *testing.T) {
 
 // The fetch informer follows the MD's fetch token Secret in its namespace.
 func TestFetchInformerFollowsTheFetchToken(t *testing.T) {
-	client := fake.NewClientset()
+	client := machinecontrollertest.NewClientset()
 	s := NewInformer(client)
 	stop := make(chan struct{})
 	defer close(stop)

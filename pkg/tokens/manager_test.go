@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
 
 var (
@@ -22,7 +23,7 @@ var (
 // setup returns a Manager over a fake client whose lister sees existing.
 func setup(t *testing.T, now time.Time, existing ...*corev1.Secret) (*Manager, *fake.Clientset) {
 	t.Helper()
-	client := fake.NewClientset()
+	client := machinecontrollertest.NewClientset()
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 	for _, s := range existing {
 		if _, err := client.CoreV1().Secrets(s.Namespace).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {

@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"errors"
@@ -10,28 +10,20 @@ import (
 // Checks of funcLimit: each estimates, from the arguments alone, what a call
 // would allocate, and refuses it before the function runs.
 
-// tooLarge fails when a function would produce n bytes, more than one value may hold.
-func tooLarge(name string, n float64) error {
-	if n > maxValue {
-		return exceeded("%s would produce %s", name, beyond(int64(min(n, math.MaxInt64)), maxValue))
-	}
-	return nil
-}
-
-func checkRepeat(_ *budget, name string, args []reflect.Value) error {
+func checkRepeat(_ *Budget, name string, args []reflect.Value) error {
 	return tooLarge(name, float64(args[0].Int())*float64(args[1].Len()))
 }
 
 // checkIndent: indent pads every line; nindent adds a newline first.
-func checkIndent(extra int) func(*budget, string, []reflect.Value) error {
-	return func(_ *budget, name string, args []reflect.Value) error {
+func checkIndent(extra int) func(*Budget, string, []reflect.Value) error {
+	return func(_ *Budget, name string, args []reflect.Value) error {
 		text := args[1].String()
 		lines := strings.Count(text, "\n") + 1
 		return tooLarge(name, float64(len(text)+extra)+float64(args[0].Int())*float64(lines))
 	}
 }
 
-func checkReplace(_ *budget, name string, args []reflect.Value) error {
+func checkReplace(_ *Budget, name string, args []reflect.Value) error {
 	old, repl, src := args[0].String(), args[1].String(), args[2].String()
 	if len(repl) <= len(old) {
 		return nil
@@ -46,11 +38,11 @@ func wrapSize(name string, width int64, sep, text string) error {
 	return tooLarge(name, float64(len(text))+lines*float64(max(len(sep), 1)))
 }
 
-func checkWrap(_ *budget, name string, args []reflect.Value) error {
+func checkWrap(_ *Budget, name string, args []reflect.Value) error {
 	return wrapSize(name, args[0].Int(), "\n", args[1].String())
 }
 
-func checkWrapWith(_ *budget, name string, args []reflect.Value) error {
+func checkWrapWith(_ *Budget, name string, args []reflect.Value) error {
 	return wrapSize(name, args[0].Int(), args[1].String(), args[2].String())
 }
 
@@ -62,17 +54,17 @@ func steps(start, stop, step float64) float64 {
 	return math.Ceil((stop - start) / step)
 }
 
-func checkUntil(_ *budget, name string, args []reflect.Value) error {
+func checkUntil(_ *Budget, name string, args []reflect.Value) error {
 	return tooLarge(name, math.Abs(float64(args[0].Int()))*8)
 }
 
-func checkUntilStep(_ *budget, name string, args []reflect.Value) error {
+func checkUntilStep(_ *Budget, name string, args []reflect.Value) error {
 	return tooLarge(name, steps(float64(args[0].Int()), float64(args[1].Int()), float64(args[2].Int()))*8)
 }
 
 // checkSeq counts as seq does; each number is up to 20 digits and a space,
 // and a list of them is made first.
-func checkSeq(_ *budget, name string, args []reflect.Value) error {
+func checkSeq(_ *Budget, name string, args []reflect.Value) error {
 	p := make([]float64, len(args))
 	for i, a := range args {
 		p[i] = float64(a.Int())
@@ -90,16 +82,16 @@ func checkSeq(_ *budget, name string, args []reflect.Value) error {
 }
 
 // checkRand: random text of count characters, made of per bytes each.
-func checkRand(per int64) func(*budget, string, []reflect.Value) error {
-	return func(_ *budget, name string, args []reflect.Value) error {
+func checkRand(per int64) func(*Budget, string, []reflect.Value) error {
+	return func(_ *Budget, name string, args []reflect.Value) error {
 		return tooLarge(name, float64(args[0].Int())*float64(per))
 	}
 }
 
 // checkShortText refuses text arguments longer than n bytes: versions and
 // constraints are short, and their parsers are not linear.
-func checkShortText(n int) func(*budget, string, []reflect.Value) error {
-	return func(_ *budget, name string, args []reflect.Value) error {
+func checkShortText(n int) func(*Budget, string, []reflect.Value) error {
+	return func(_ *Budget, name string, args []reflect.Value) error {
 		for _, a := range args {
 			if a.Kind() == reflect.String && a.Len() > n {
 				return exceeded("%s takes text of at most %s", name, sizeString(int64(n)))
@@ -111,14 +103,14 @@ func checkShortText(n int) func(*budget, string, []reflect.Value) error {
 
 // checkSplit: splitting text makes one element (of per bytes) for every
 // separator; an empty separator splits every character.
-func checkSplit(per int64) func(*budget, string, []reflect.Value) error {
-	return func(_ *budget, name string, args []reflect.Value) error {
+func checkSplit(per int64) func(*Budget, string, []reflect.Value) error {
+	return func(_ *Budget, name string, args []reflect.Value) error {
 		n := strings.Count(args[1].String(), args[0].String()) + 1
 		return tooLarge(name, float64(n)*float64(per))
 	}
 }
 
-func checkSplitN(_ *budget, name string, args []reflect.Value) error {
+func checkSplitN(_ *Budget, name string, args []reflect.Value) error {
 	n := strings.Count(args[2].String(), args[0].String()) + 1
 	if limit := int(args[1].Int()); limit >= 0 {
 		n = min(n, limit)
@@ -127,7 +119,7 @@ func checkSplitN(_ *budget, name string, args []reflect.Value) error {
 }
 
 // checkTotalLen: the result has the elements of all arguments.
-func checkTotalLen(_ *budget, name string, args []reflect.Value) error {
+func checkTotalLen(_ *Budget, name string, args []reflect.Value) error {
 	var n float64
 	for _, a := range args {
 		n += float64(argLen(a))
@@ -135,7 +127,7 @@ func checkTotalLen(_ *budget, name string, args []reflect.Value) error {
 	return tooLarge(name, n*entrySize)
 }
 
-func checkChunk(_ *budget, _ string, args []reflect.Value) error {
+func checkChunk(_ *Budget, _ string, args []reflect.Value) error {
 	if args[0].Int() < 1 {
 		return errors.New("chunk size must be at least 1")
 	}
@@ -143,7 +135,7 @@ func checkChunk(_ *budget, _ string, args []reflect.Value) error {
 }
 
 // checkDictKeys: dict prints its keys.
-func checkDictKeys(_ *budget, name string, args []reflect.Value) error {
+func checkDictKeys(_ *Budget, name string, args []reflect.Value) error {
 	keys := make([]reflect.Value, 0, (len(args)+1)/2)
 	for i := 0; i < len(args); i += 2 {
 		keys = append(keys, args[i])
@@ -152,12 +144,12 @@ func checkDictKeys(_ *budget, name string, args []reflect.Value) error {
 }
 
 // checkSet charges the entry set adds to the dict.
-func checkSet(b *budget, name string, args []reflect.Value) error {
+func checkSet(b *Budget, name string, args []reflect.Value) error {
 	return b.produce(name, entrySize+int64(args[1].Len())+stringLen(args[2]))
 }
 
 // checkJoin: the elements, printed, with a separator between each two.
-func checkJoin(_ *budget, name string, args []reflect.Value) error {
+func checkJoin(_ *Budget, name string, args []reflect.Value) error {
 	size, err := valueSize(args[1].Interface(), maxValue)
 	if err != nil {
 		return err
@@ -172,7 +164,7 @@ func checkJoin(_ *budget, name string, args []reflect.Value) error {
 }
 
 // checkMerge charges what the sources add to the destination.
-func checkMerge(b *budget, name string, args []reflect.Value) error {
+func checkMerge(b *Budget, name string, args []reflect.Value) error {
 	for _, src := range args[1:] {
 		n, err := valueSize(src.Interface(), maxValue)
 		if err != nil {
@@ -185,7 +177,7 @@ func checkMerge(b *budget, name string, args []reflect.Value) error {
 	return nil
 }
 
-func checkParsed(_ *budget, name string, args []reflect.Value) error {
+func checkParsed(_ *Budget, name string, args []reflect.Value) error {
 	if n := args[0].Len(); n > maxParsed {
 		return exceeded("%s parses at most %s, not %s", name, sizeString(maxParsed), sizeString(int64(n)))
 	}

@@ -1,16 +1,16 @@
-package render
+package sandbox
 
 import (
 	"text/template"
 	"text/template/parse"
 )
 
-// Templates are instrumented once, when an OSP revision is parsed: nodes that
-// call the budget's functions (exec.go binds them to the render's budget) are
+// Templates are instrumented once, when a Set is compiled: nodes that call
+// the budget's functions (exec.go binds them to the execution's budget) are
 // added where a template can spend without bound.
 //
 //   - every action, if, with, range and template call is preceded by
-//     {{ if _osmClock }}{{ end }}, which fails once the render is out of
+//     {{ if _osmClock }}{{ end }}, which fails once the budget is out of
 //     time: no sequence of actions runs on unchecked (maxArgs bounds what one
 //     action can do);
 //   - every range body starts with {{ if _osmIterate }}{{ end }}: iterations
@@ -49,7 +49,7 @@ func instrument(t *template.Template) {
 		if tt.Tree == nil || tt.Root == nil {
 			continue
 		}
-		// Only the main template starts with the render data as dot and $.
+		// Only the main template starts with the execution's data as dot and $.
 		main := tt.Name() == t.Name()
 		root := tt.Root
 		root.Nodes = instrumentList(root, scope{dotIsData: main, dollarIsData: main})
@@ -62,7 +62,8 @@ func instrument(t *template.Template) {
 	}
 }
 
-// scope says whether dot and $ are the render data, whose fields print safely.
+// scope says whether dot and $ are the execution's data, whose fields print
+// safely (the caller's values, not ones a template built).
 type scope struct{ dotIsData, dollarIsData bool }
 
 func instrumentList(l *parse.ListNode, sc scope) []parse.Node {
@@ -118,8 +119,8 @@ func instrumentBranch(n *parse.BranchNode, body, outer scope) {
 }
 
 // printsSafely reports whether the value of p is certain to be a string,
-// number or bool, or the render data's own: the result of a function that
-// returns one, a constant, or a field of the render data.
+// number or bool, or the data's own: the result of a function that returns
+// one, a constant, or a field of the execution's data.
 func printsSafely(p *parse.PipeNode, sc scope) bool {
 	cmd := p.Cmds[len(p.Cmds)-1]
 	switch n := cmd.Args[0].(type) {

@@ -1,7 +1,6 @@
-package render
+package sandbox
 
 import (
-	"reflect"
 	"slices"
 	"strings"
 	"text/template"
@@ -11,33 +10,15 @@ import (
 // A template's output is a function of the data fields it reads and the named
 // templates it calls, unless it hands the whole data to something ({{ toYaml . }},
 // {{ template "x" . }}) or calls a function that is not pure (now, rand…, env).
-// deps finds that out once, at parse time, so a render can reuse the output of
-// an earlier render whose inputs were the same (memo.go).
+// deps finds that out once, at parse time, so an execution can reuse the
+// output of an earlier one whose inputs were the same (memo.go).
 
 // templateDeps is what a template's output depends on.
 type templateDeps struct {
 	pure   bool
-	fields []int    // indexes into dataFields, sorted
+	fields []int    // indexes into the schema's names, sorted
 	named  []string // named templates called, sorted
 }
-
-// dataFields are what templates can read from templateData: its exported
-// fields and, last, its BootstrapKubeconfig method.
-var dataFields, dataFieldIndex = func() ([]string, map[string]int) {
-	t := reflect.TypeFor[templateData]()
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).IsExported() {
-			names = append(names, t.Field(i).Name)
-		}
-	}
-	names = append(names, "BootstrapKubeconfig")
-	index := make(map[string]int, len(names))
-	for i, n := range names {
-		index[n] = i
-	}
-	return names, index
-}()
 
 // impureFuncs are sprig functions whose result depends on more than their
 // arguments: time, randomness, the environment, the network, fresh keys.
@@ -53,14 +34,15 @@ func pureFunc(name string) bool {
 	return true
 }
 
-// analyze finds the dependencies of t and of the templates defined with it.
-func analyze(t *template.Template) templateDeps {
-	a := &analysis{pure: true, fields: map[int]bool{}, named: map[string]bool{}}
+// analyze finds the dependencies of t and of the templates defined with it,
+// executed with data of schema s. Without a schema nothing is pure.
+func analyze(t *template.Template, s *schema) templateDeps {
+	a := &analysis{schema: s, pure: s != nil, fields: map[int]bool{}, named: map[string]bool{}}
 	for _, tt := range t.Templates() {
 		if tt.Tree == nil {
 			continue
 		}
-		// Only the main template starts with the render data as dot.
+		// Only the main template starts with the execution's data as dot.
 		a.list(tt.Tree.Root, tt.Name() == t.Name())
 	}
 	d := templateDeps{pure: a.pure}
@@ -76,16 +58,22 @@ func analyze(t *template.Template) templateDeps {
 }
 
 type analysis struct {
+	schema *schema
 	pure   bool
 	fields map[int]bool
 	named  map[string]bool
 }
 
-// field records a field read; names that are no field of templateData are a
+// field records a field read; names that are no field of the data are a
 // sub-value's fields (with/range) or fail at execution either way.
 func (a *analysis) field(name string) {
-	if i, ok := dataFieldIndex[name]; ok {
+	if a.schema == nil {
+		return
+	}
+	if i, ok := a.schema.index[name]; ok {
 		a.fields[i] = true
+	} else if a.schema.opaque[name] {
+		a.pure = false // a method with arguments
 	}
 }
 

@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"reflect"
@@ -6,8 +6,31 @@ import (
 
 var errorType = reflect.TypeFor[error]()
 
+// funcLimit says how wrap bounds the calls of a function.
+type funcLimit struct {
+	// check refuses, before the call, arguments whose result or work would
+	// exceed the budget; it may charge the budget for what the call keeps.
+	check func(b *Budget, name string, args []reflect.Value) error
+	// deep: the function reads its arguments deeply (prints, serializes,
+	// compares or copies them): lists and dicts among them are measured first.
+	deep bool
+	// shares: the result is (part of) an argument and is not charged again.
+	shares bool
+	// deepResult: the result is charged by its full size (parsers, copies).
+	deepResult bool
+}
+
+// slot is where the functions of a binding (exec.go) find what the execution
+// holding the binding has: its budget, and its data and the outputs of its
+// set's shared templates (nil outside a set).
+type slot struct {
+	b     *Budget
+	data  any
+	named map[string]string
+}
+
 // wrap returns fn bounded by l and charging the budget in s: it fails once the
-// render is out of time, measures arguments fn reads deeply, runs l.check,
+// budget is out of time, measures arguments fn reads deeply, runs l.check,
 // and charges what fn returns. The result has fn's arguments and result, and
 // an error besides.
 func wrap(name string, fn any, l *funcLimit, s *slot) any {
@@ -57,7 +80,7 @@ func wrap(name string, fn any, l *funcLimit, s *slot) any {
 	}).Interface()
 }
 
-func charge(b *budget, name string, v reflect.Value, l *funcLimit) error {
+func charge(b *Budget, name string, v reflect.Value, l *funcLimit) error {
 	switch {
 	case l.shares:
 		return nil

@@ -1,13 +1,9 @@
-package render
+package sandbox
 
 import (
 	"bytes"
 	"sync"
 )
-
-// maxOutput bounds what one template may write: far beyond any cloud's
-// user-data limit, it stops a runaway {{ range }} before it exhausts memory.
-const maxOutput = 4 << 20
 
 // limitedBuffer is the buffer templates execute into.
 type limitedBuffer struct{ bytes.Buffer }

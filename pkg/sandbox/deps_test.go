@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"reflect"
@@ -6,7 +6,22 @@ import (
 	"text/template"
 )
 
+// analyzeData has what the cases of TestAnalyze read, named as in the
+// template data of pkg/render.
+type analyzeData struct {
+	KubeVersion         string
+	CloudProviderName   string
+	HTTPProxy           *string
+	NoProxy             *string
+	NetworkConfig       *struct{ CIDR string }
+	KubeletFeatureGates map[string]bool
+	Token               string
+}
+
+func (*analyzeData) BootstrapKubeconfig() (string, error) { return "", nil }
+
 func TestAnalyze(t *testing.T) {
+	dataSchema := newSchema(reflect.TypeFor[*analyzeData]())
 	for _, tc := range []struct {
 		text   string
 		pure   bool
@@ -30,7 +45,7 @@ func TestAnalyze(t *testing.T) {
 		for _, tt := range tmpl.Templates() {
 			rewriteNamedCalls(tt.Tree.Root, map[string]bool{"proxy": true})
 		}
-		d := analyze(tmpl)
+		d := analyze(tmpl, dataSchema)
 		if d.pure != tc.pure {
 			t.Errorf("%s: pure = %v, want %v", tc.text, d.pure, tc.pure)
 			continue
@@ -40,7 +55,7 @@ func TestAnalyze(t *testing.T) {
 		}
 		var fields []string
 		for _, i := range d.fields {
-			fields = append(fields, dataFields[i])
+			fields = append(fields, dataSchema.names[i])
 		}
 		want := map[string]bool{}
 		for _, f := range tc.fields {

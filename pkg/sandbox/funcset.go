@@ -1,8 +1,7 @@
-package render
+package sandbox
 
 import (
 	"fmt"
-	"reflect"
 )
 
 // templateFunc is one function templates can call.
@@ -12,20 +11,6 @@ type templateFunc struct {
 	limit *funcLimit
 	// bound, if set, makes the function for one binding (funcs_print.go).
 	bound func(s *slot) any
-}
-
-// funcLimit says how the calls of a function are bounded (funcwrap.go).
-type funcLimit struct {
-	// check refuses, before the call, arguments whose result or work would
-	// exceed the budget; it may charge the budget for what the call keeps.
-	check func(b *budget, name string, args []reflect.Value) error
-	// deep: the function reads its arguments deeply (prints, serializes,
-	// compares or copies them): lists and dicts among them are measured first.
-	deep bool
-	// shares: the result is (part of) an argument and is not charged again.
-	shares bool
-	// deepResult: the result is charged by its full size (parsers, copies).
-	deepResult bool
 }
 
 // bind returns the function as the templates of one binding call it.
@@ -124,17 +109,3 @@ func limitOf(name string) *funcLimit {
 	}
 	panic(fmt.Sprintf("template function %q has no budget limit: add it to plainFuncs or funcLimits", name))
 }
-
-// scalarFuncs return a string, number or bool: their result prints safely.
-var scalarFuncs = func() map[string]bool {
-	m := map[string]bool{"print": true, "printf": true, "println": true, "html": true, "js": true, "urlquery": true,
-		"len": true, "not": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true}
-	for name, fn := range funcMap {
-		switch reflect.TypeOf(fn).Out(0).Kind() {
-		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-			m[name] = true
-		}
-	}
-	return m
-}()

@@ -1,9 +1,7 @@
-package render
+package sandbox
 
 import (
-	"errors"
 	"io"
-	"strings"
 	"sync"
 	"text/template"
 )
@@ -11,16 +9,12 @@ import (
 // executable is a parsed and instrumented template set. It is never executed
 // itself: every execution takes a binding, a template set sharing its parse
 // trees whose functions charge that execution's budget. Bindings are pooled,
-// so a render neither clones nor parses.
+// so an execution neither clones nor parses.
 type executable struct {
 	parsed *template.Template
 	funcs  []string // the functions its templates call
 	pool   sync.Pool
 }
-
-// slot is where a binding's functions find the budget of the execution that
-// holds the binding.
-type slot struct{ b *budget }
 
 type binding struct {
 	tmpl *template.Template
@@ -59,12 +53,13 @@ func (e *executable) bind() *binding {
 	return &binding{tmpl: t, slot: s}
 }
 
-// execute runs the template with data, charging b.
-func (e *executable) execute(w io.Writer, data any, b *budget) error {
+// run executes the template with data, charging b; named are the outputs of
+// the shared templates of its set.
+func (e *executable) run(w io.Writer, data any, b *Budget, named map[string]string) error {
 	bd := e.pool.Get().(*binding)
-	bd.slot.b = b
+	bd.slot.b, bd.slot.data, bd.slot.named = b, data, named
 	err := bd.tmpl.Execute(w, data)
-	bd.slot.b = nil
+	bd.slot.b, bd.slot.data, bd.slot.named = nil, nil, nil
 	e.pool.Put(bd)
 	return err
 }
@@ -103,27 +98,4 @@ var budgetFuncs = map[string]func(s *slot) any{
 			return false, nil
 		}
 	},
-}
-
-// budgetLine returns the budget error in err and the line of the template
-// parsed as tmplName where it happened ("" if unknown).
-func budgetLine(err error, tmplName string) (*budgetError, string, bool) {
-	var be *budgetError
-	if !errors.As(err, &be) {
-		return nil, "", false
-	}
-	var ee template.ExecError
-	if !errors.As(err, &ee) {
-		return be, "", true
-	}
-	// Templates defined in the file report positions in it, under its name.
-	rest, ok := strings.CutPrefix(ee.Err.Error(), "template: "+tmplName+":")
-	if !ok {
-		return be, "", true
-	}
-	line, _, _ := strings.Cut(rest, ":")
-	if !isDigits(line) {
-		line = ""
-	}
-	return be, line, true
 }

@@ -1,4 +1,4 @@
-package render
+package sandbox
 
 import (
 	"encoding/binary"
@@ -10,10 +10,10 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
 
-// Most of a render repeats an earlier one: MachineDeployments of a cluster
-// differ in a few fields (name, cloud, annotations), and a file that reads none
-// of those renders to the same text. Each pure template (deps.go) keeps its
-// recent outputs keyed by a 128-bit hash of the values it reads.
+// Most of an execution repeats an earlier one: the data of a set's
+// executions differ in a few fields, and a template that reads none of those
+// gives the same text. Each pure template (deps.go) keeps its recent outputs
+// keyed by a 128-bit hash of the values it reads.
 
 // memoSize bounds the outputs kept per template.
 const memoSize = 128
@@ -26,8 +26,9 @@ func newMemo() *memo {
 	return lru.New[memoKey, string](memoSize)
 }
 
-// maxMemoized bounds the outputs kept: OSP files are a few KiB, and an OSP's
-// author must not fill the server's memory with outputs kept for every MD.
+// maxMemoized bounds the outputs kept: configuration files are a few KiB,
+// and a template's author must not fill the server's memory with outputs
+// kept for every execution.
 const maxMemoized = 64 << 10
 
 // remember keeps out as the output for key unless it is too large.
@@ -133,9 +134,23 @@ func (h *dualHash) value(v reflect.Value) bool {
 	return true
 }
 
-// renderKeys computes, once per render, the hash of each field templates read.
+// field adds what data (of schema s's type) holds as s.names[i] to h; false
+// if it cannot: a value of a kind h does not know, or a method that failed.
+func (h *dualHash) field(s *schema, data reflect.Value, i int) bool {
+	if i < len(s.field) {
+		return h.value(data.Elem().Field(s.field[i]))
+	}
+	out := data.Method(s.method[i-len(s.field)]).Call(nil)
+	if len(out) == 2 && !out[1].IsNil() {
+		return false
+	}
+	return h.value(out[0])
+}
+
+// renderKeys computes, once per execution, the hash of each field its
+// templates read.
 type renderKeys struct {
-	data   *templateData
+	schema *schema // nil: nothing is memoized
 	v      reflect.Value
 	done   []bool
 	ok     []bool
@@ -143,13 +158,18 @@ type renderKeys struct {
 	named  map[string]memoKey
 }
 
-func newRenderKeys(d *templateData) *renderKeys {
-	return &renderKeys{
-		data:   d,
-		v:      reflect.ValueOf(d).Elem(),
-		done:   make([]bool, len(dataFields)),
-		ok:     make([]bool, len(dataFields)),
-		fields: make([]memoKey, len(dataFields)),
+// newRenderKeys returns the keys of data, which templates of schema s read.
+func newRenderKeys(s *schema, data any) renderKeys {
+	v := reflect.ValueOf(data)
+	if s == nil || !v.IsValid() || v.Type() != s.typ || v.IsNil() {
+		return renderKeys{}
+	}
+	return renderKeys{
+		schema: s,
+		v:      v,
+		done:   make([]bool, len(s.names)),
+		ok:     make([]bool, len(s.names)),
+		fields: make([]memoKey, len(s.names)),
 	}
 }
 
@@ -157,13 +177,7 @@ func (r *renderKeys) field(i int) (memoKey, bool) {
 	if !r.done[i] {
 		r.done[i] = true
 		h := newDualHash()
-		if name := dataFields[i]; name == "BootstrapKubeconfig" {
-			s, err := r.data.BootstrapKubeconfig()
-			h.str(s)
-			r.ok[i] = err == nil
-		} else {
-			r.ok[i] = h.value(r.v.FieldByName(name))
-		}
+		r.ok[i] = h.field(r.schema, r.v, i)
 		r.fields[i] = h.sum()
 	}
 	return r.fields[i], r.ok[i]
@@ -171,7 +185,7 @@ func (r *renderKeys) field(i int) (memoKey, bool) {
 
 // key is the memo key of a template with deps, false if it has none.
 func (r *renderKeys) key(d *templateDeps) (memoKey, bool) {
-	if !d.pure {
+	if !d.pure || r.schema == nil {
 		return memoKey{}, false
 	}
 	h := newDualHash()

@@ -1,8 +1,9 @@
-package render
+package sandbox
 
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"text/template"
 
@@ -14,11 +15,6 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
-
-// namedTemplateFunc is the function that {{ template "name" }} actions of OSP
-// files are rewritten to call (see rewrite.go). The leading underscore keeps it
-// out of the way of sprig and of anything an OSP could call by accident.
-const namedTemplateFunc = "_osmTemplate"
 
 // removedFuncs are sprig's functions templates cannot call: they read the
 // server's environment, files or the network, or take unbounded time or
@@ -51,8 +47,23 @@ func buildFuncs() (map[string]templateFunc, template.FuncMap) {
 	for name, f := range boundFuncs {
 		funcs[name] = templateFunc{bound: f}
 	}
+	funcs[namedTemplateFunc] = templateFunc{bound: namedTemplate}
 	return funcs, m
 }
+
+// scalarFuncs return a string, number or bool: their result prints safely.
+var scalarFuncs = func() map[string]bool {
+	m := map[string]bool{"print": true, "printf": true, "println": true, "html": true, "js": true, "urlquery": true,
+		"len": true, "not": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true}
+	for name, fn := range funcMap {
+		switch reflect.TypeOf(fn).Out(0).Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 // ourFuncs replace or add to sprig's.
 func ourFuncs() template.FuncMap {
@@ -65,9 +76,9 @@ func ourFuncs() template.FuncMap {
 		"toJson":          toJSON,
 		"fromJson":        fromJSON,
 		"fromJsonArray":   fromJSONArray,
-		namedTemplateFunc: namedTemplate,
-		// OSPs compare the kubelet version with semverCompare many times per
-		// render; parsing constraint and version dominated the render's cost.
+		namedTemplateFunc: unboundNamedTemplate,
+		// Templates compare versions with semverCompare many times per
+		// execution; parsing constraint and version dominated its cost.
 		"semverCompare": semverCompareCached,
 		"uniq":          uniqList,
 		"mustUniq":      uniqList,
@@ -84,9 +95,10 @@ func ourFuncs() template.FuncMap {
 	}
 }
 
-// The conversion functions below tolerate errors the way OSPs written for the
-// upstream project expect: marshalling yields "" (toToml: the error text) and
-// parsing puts the error into the result ("Error" key, or the only element).
+// The conversion functions below tolerate errors as Helm's do, which
+// templates written for sprig-based engines expect: marshalling yields ""
+// (toToml: the error text) and parsing puts the error into the result
+// ("Error" key, or the only element).
 
 func toYAML(v any) string {
 	data, err := yaml.Marshal(v)
@@ -152,8 +164,9 @@ func fromJSONArray(s string) []any {
 	return a
 }
 
-// semverCacheSize bounds the memoized semverCompare results: constraints come
-// from OSPs and versions from MachineDeployments, both few in practice.
+// semverCacheSize bounds the memoized semverCompare results: constraints are
+// written in templates and versions come from their data, both few in
+// practice.
 const semverCacheSize = 4096
 
 var semverResults = lru.New[string, bool](semverCacheSize) // constraint + "\x00" + version

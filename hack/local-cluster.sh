@@ -14,6 +14,7 @@
 #   OSM_APISERVER_BIN      osm-apiserver binary (default: bin/osm-apiserver)
 #   OSM_APISERVER_ARGS     extra flags for osm-apiserver, split on whitespace
 #   OSM_OSP_CRD            OSP CRD file (default: artifacts/crd/...operatingsystemprofiles.yaml)
+#   OSM_OVERLAY_CRD        overlay CRD file (default: artifacts/crd/...operatingsystemprofileoverlays.yaml)
 #   OSM_MD_CRD             MachineDeployment and MachineSet CRD file (default: hack/testdata/machinedeployment-crd.yaml)
 #   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
 #                          so a killed test binary leaves no processes behind)
@@ -119,15 +120,23 @@ osp_crd() {
   echo "$crd"
 }
 
+# overlay_crd prints the OperatingSystemProfileOverlay CRD file to install.
+overlay_crd() {
+  local crd="${OSM_OVERLAY_CRD:-$REPO/artifacts/crd/overlays.osm.k8c.io_operatingsystemprofileoverlays.yaml}"
+  [ -f "$crd" ] || die "no overlay CRD: $crd is missing"
+  echo "$crd"
+}
+
 # bootstrap installs what osm-apiserver reads: CRDs, the cluster-info ConfigMap that
 # nodes discover the API server from, and the namespace of the Secrets it writes.
 bootstrap() {
   local t
   t=$(date +%s.%N)
   log "installing CRDs, cluster-info and namespaces (~3 s)"
-  kc apply --server-side -f "$(osp_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
+  kc apply --server-side -f "$(osp_crd)" -f "$(overlay_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
   kc wait --for condition=Established --timeout 60s \
-    crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/machinedeployments.cluster.k8s.io \
+    crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/operatingsystemprofileoverlays.overlays.osm.k8c.io \
+    crd/machinedeployments.cluster.k8s.io \
     crd/machinesets.cluster.k8s.io >/dev/null
   # kube-apiserver creates kube-public and kube-system shortly after /readyz.
   for _ in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done

@@ -124,6 +124,16 @@ type OperatingSystemConfigStatus struct {
 	// Pending says what the config waits for: before it can be rendered, or
 	// before it follows the MD's changed template (see v1alpha1).
 	Pending string
+	// Overlays are the OperatingSystemProfileOverlays that shaped the config,
+	// in the order they were applied.
+	Overlays []OverlayReference
+}
+
+// OverlayReference identifies one generation of an OperatingSystemProfileOverlay.
+type OverlayReference struct {
+	Namespace  string
+	Name       string
+	Generation int64
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.

@@ -153,6 +153,22 @@ type OperatingSystemConfigStatus struct {
 	// is not an error: nobody needs to act.
 	// +optional
 	Pending string `json:"pending,omitempty"`
+	// Overlays are the OperatingSystemProfileOverlays that shaped the
+	// config, in the order they were applied (or that failed to, with
+	// renderError saying why).
+	// +optional
+	// +listType=atomic
+	Overlays []OverlayReference `json:"overlays,omitempty"`
+}
+
+// OverlayReference identifies one generation of an OperatingSystemProfileOverlay.
+type OverlayReference struct {
+	// Namespace of the overlay.
+	Namespace string `json:"namespace"`
+	// Name of the overlay.
+	Name string `json:"name"`
+	// Generation of the overlay's spec that was applied.
+	Generation int64 `json:"generation"`
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.

@@ -20,4 +20,6 @@ package v1alpha1
 
 type OperatingSystemConfigExpansion interface{}
 
+type ProfileReviewExpansion interface{}
+
 type ProvisioningPayloadExpansion interface{}

@@ -29,6 +29,7 @@ import (
 type OsmV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	OperatingSystemConfigsGetter
+	ProfileReviewsGetter
 	ProvisioningPayloadsGetter
 }
 
@@ -39,6 +40,10 @@ type OsmV1alpha1Client struct {
 
 func (c *OsmV1alpha1Client) OperatingSystemConfigs(namespace string) OperatingSystemConfigInterface {
 	return newOperatingSystemConfigs(c, namespace)
+}
+
+func (c *OsmV1alpha1Client) ProfileReviews() ProfileReviewInterface {
+	return newProfileReviews(c)
 }
 
 func (c *OsmV1alpha1Client) ProvisioningPayloads(namespace string) ProvisioningPayloadInterface {

@@ -32,6 +32,10 @@ func (c *FakeOsmV1alpha1) OperatingSystemConfigs(namespace string) v1alpha1.Oper
 	return newFakeOperatingSystemConfigs(c, namespace)
 }
 
+func (c *FakeOsmV1alpha1) ProfileReviews() v1alpha1.ProfileReviewInterface {
+	return newFakeProfileReviews(c)
+}
+
 func (c *FakeOsmV1alpha1) ProvisioningPayloads(namespace string) v1alpha1.ProvisioningPayloadInterface {
 	return newFakeProvisioningPayloads(c, namespace)
 }

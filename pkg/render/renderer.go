@@ -74,12 +74,15 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		}
 	}
 
-	compiled, err := r.compiled.get(osp, in.Node.ContainerRuntime)
+	compiled, err := r.compiled.get(osp, in.Overlays, in.Node.ContainerRuntime)
 	if err != nil {
 		return nil, err
 	}
 	boot, prov, err := compiled.render(data)
 	if err != nil {
+		return nil, err
+	}
+	if err := overlaysKeepOff(compiled.provisioning.origins, hostFiles); err != nil {
 		return nil, err
 	}
 	prov.Files = append(prov.Files, hostFiles...)
@@ -179,14 +182,16 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 func (c *compiledConfig) render(ospName string, data *templateData, b *sandbox.Budget) (osm.OSCConfig, error) {
 	x, err := c.templates.Start(data, b)
 	if err != nil {
-		return osm.OSCConfig{}, configError(ospName, c.kind, err)
+		return osm.OSCConfig{}, c.error(ospName, err)
 	}
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		content, err := x.Execute(i)
-		if err != nil {
-			return osm.OSCConfig{}, configError(ospName, c.kind, err)
+		content := f.literal
+		if f.template >= 0 {
+			if content, err = x.Execute(f.template); err != nil {
+				return osm.OSCConfig{}, c.error(ospName, err)
+			}
 		}
 		out.Files = append(out.Files, osm.File{
 			Path:        f.path,

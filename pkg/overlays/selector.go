@@ -41,7 +41,13 @@ type Selector struct {
 // not be rendered without what the overlay was meant to add. The overlays
 // belong to the informer's cache and must not be modified.
 func (s *Selector) For(md *clusterv1alpha1.MachineDeployment) ([]*Overlay, error) {
-	if s == nil || s.Overlays == nil {
+	return s.ForWith(md, nil)
+}
+
+// ForWith is For with candidate in place of the overlay of its namespace
+// and name (or added): what a review of the candidate renders.
+func (s *Selector) ForWith(md *clusterv1alpha1.MachineDeployment, candidate *Overlay) ([]*Overlay, error) {
+	if s == nil || (s.Overlays == nil && candidate == nil) {
 		return nil, nil
 	}
 	namespaces := []string{s.ServerNamespace}
@@ -50,9 +56,16 @@ func (s *Selector) For(md *clusterv1alpha1.MachineDeployment) ([]*Overlay, error
 	}
 	var out []*Overlay
 	for _, ns := range namespaces {
-		list, err := s.Overlays.OperatingSystemProfileOverlays(ns).List(labels.Everything())
-		if err != nil {
-			return nil, fmt.Errorf("failed to list operatingsystemprofileoverlays in %s: %w", ns, err)
+		var list []*Overlay
+		if s.Overlays != nil {
+			var err error
+			if list, err = s.Overlays.OperatingSystemProfileOverlays(ns).List(labels.Everything()); err != nil {
+				return nil, fmt.Errorf("failed to list operatingsystemprofileoverlays in %s: %w", ns, err)
+			}
+		}
+		if candidate != nil && candidate.Namespace == ns {
+			list = slices.DeleteFunc(slices.Clone(list), func(o *Overlay) bool { return o.Name == candidate.Name })
+			list = append(list, candidate)
 		}
 		start := len(out)
 		for _, o := range list {

@@ -42,6 +42,8 @@ type Rendered struct {
 	// (a paused MD, or the moments before machine-controller bumps the
 	// revision): "template changed; waits for the MD's next revision".
 	Waiting string
+	// Overlays are the overlays applied, in order (or tried: with Err).
+	Overlays []osm.OverlayReference
 
 	// The config is packed until the API first serves it, then kept unpacked
 	// (and the packed copy dropped): the syncer never reads the config, so

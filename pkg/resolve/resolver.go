@@ -17,10 +17,12 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -54,6 +56,8 @@ type Config struct {
 	// Revisions finds the template of an MD's revision; nil renders every
 	// MD from its own template.
 	Revisions *machinecontroller.RevisionTemplates
+	// Overlays finds the overlays that apply to an MD; nil applies none.
+	Overlays *overlays.Selector
 	// Render renders one input; nil means a new render.Renderer's.
 	Render func(render.Input) (*render.Result, error)
 	// CacheSize bounds the render cache, in MachineDeployments.
@@ -91,10 +95,38 @@ const (
 )
 
 // Resolve implements Interface.
-func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
+func (r *Resolver) Resolve(ctx context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
+	return r.resolve(ctx, md, nil)
+}
+
+// Candidate is a profile or an overlay under review: it takes the place of
+// the one of its namespace and name, or is added. Its UID, with its
+// ResourceVersion (a profile) or Generation (an overlay), must be unique to
+// the review: renders key their parse by them.
+type Candidate struct {
+	OSP     *ospv1alpha1.OperatingSystemProfile
+	Overlay *overlaysv1alpha1.OperatingSystemProfileOverlay
+}
+
+// Preview renders md as Resolve does, with c in place of the profile or
+// overlay of its namespace and name. Nothing is cached; renders wait for a
+// free slot as the cache's do.
+func (r *Resolver) Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
+	return r.resolve(ctx, md, c)
+}
+
+// profile returns the profile md names: the candidate's, when it is that one.
+func (r *Resolver) profile(p machinecontroller.Profile, c *Candidate) (*ospv1alpha1.OperatingSystemProfile, error) {
+	if c != nil && c.OSP != nil && c.OSP.Namespace == p.Namespace && c.OSP.Name == p.Name {
+		return c.OSP, nil
+	}
+	return r.cfg.Profiles.OperatingSystemProfiles(p.Namespace).Get(p.Name)
+}
+
+func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
 	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
 	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
-	osp, err := r.cfg.Profiles.OperatingSystemProfiles(profile.Namespace).Get(profile.Name)
+	osp, err := r.profile(p, c)
 	if err != nil && apierrors.IsNotFound(err) { // IsNotFound allocates even for nil
 		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
 	}
@@ -121,49 +153,80 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	if err != nil {
 		return &Rendered{Profile: profile, Err: err}
 	}
-	key := cacheKey(md, mdHash, waiting, osp, f.Hash(), tokens)
-	return r.cache.Get(key, func() *Rendered {
-		cluster := f.Cluster
-		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
-		in := render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node}
-		res, err := r.cfg.Render(in)
-		// The OSC and every error shown are of the view: the same render from
-		// placeholders for every secret (render.Input.View).
-		in.View = true
-		view, viewErr := r.cfg.Render(in)
-		switch {
-		case err != nil && viewErr != nil:
-			// Say what the MD asked for even though the render failed.
-			return NewFailed(profile, requestedSpec(osp), viewErr)
-		case err != nil:
-			// Only the real values fail: their error may quote them.
-			return NewFailed(profile, requestedSpec(osp), errSecretDependent)
-		}
-		var cfg *osm.OperatingSystemConfigSpec
-		if viewErr == nil {
-			cfg = &view.Config
-			// By construction the view holds no secret; this only guards
-			// against a secret that equals some other input.
-			redact(cfg, secrets(kubelet, fetch, f.Node))
-		}
-		if err := fitsSecrets(res); err != nil {
-			if cfg == nil {
-				cfg = requestedSpec(osp)
-			}
-			return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
-		}
-		out, err := newRendered(profile, cfg, res)
-		if err != nil {
-			return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
-		}
-		if viewErr != nil {
-			out.ViewErr = viewErr
-		}
-		if waiting {
+	var candidate *overlaysv1alpha1.OperatingSystemProfileOverlay
+	if c != nil {
+		candidate = c.Overlay
+	}
+	ovs, err := r.cfg.Overlays.ForWith(md, candidate)
+	if err != nil {
+		return NewFailed(profile, requestedSpec(osp), err)
+	}
+	render := func() *Rendered {
+		out := r.render(md, osp, ovs, profile, f, kubelet, fetch)
+		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
 		}
+		out.Overlays = overlayRefs(ovs)
 		return out
-	})
+	}
+	if c != nil {
+		return r.cache.Run(render)
+	}
+	return r.cache.Get(cacheKey(md, mdHash, waiting, osp, ovs, f.Hash(), tokens), render)
+}
+
+// render renders md's payloads and the view.
+func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
+	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string) *Rendered {
+	cluster := f.Cluster
+	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
+	in := render.Input{OSP: osp, Overlays: ovs, MachineDeployment: md, Cluster: cluster, Node: f.Node}
+	res, err := r.cfg.Render(in)
+	// The OSC and every error shown are of the view: the same render from
+	// placeholders for every secret (render.Input.View).
+	in.View = true
+	view, viewErr := r.cfg.Render(in)
+	switch {
+	case err != nil && viewErr != nil:
+		// Say what the MD asked for even though the render failed.
+		return NewFailed(profile, requestedSpec(osp), viewErr)
+	case err != nil:
+		// Only the real values fail: their error may quote them.
+		return NewFailed(profile, requestedSpec(osp), errSecretDependent)
+	}
+	var cfg *osm.OperatingSystemConfigSpec
+	if viewErr == nil {
+		cfg = &view.Config
+		// By construction the view holds no secret; this only guards
+		// against a secret that equals some other input.
+		redact(cfg, secrets(kubelet, fetch, f.Node))
+	}
+	if err := fitsSecrets(res); err != nil {
+		if cfg == nil {
+			cfg = requestedSpec(osp)
+		}
+		return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	out, err := newRendered(profile, cfg, res)
+	if err != nil {
+		return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	if viewErr != nil {
+		out.ViewErr = viewErr
+	}
+	return out
+}
+
+// overlayRefs are the references of the OSC's status.overlays.
+func overlayRefs(ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay) []osm.OverlayReference {
+	if len(ovs) == 0 {
+		return nil
+	}
+	out := make([]osm.OverlayReference, len(ovs))
+	for i, o := range ovs {
+		out[i] = osm.OverlayReference{Namespace: o.Namespace, Name: o.Name, Generation: o.Generation}
+	}
+	return out
 }
 
 // errSecretDependent is the error of a render that fails with the real

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
@@ -260,4 +261,43 @@ func ProfileUsers(mds machinecontroller.Lister) ([]*clusterv1alpha1.MachineDeplo
 		}
 	}
 	return out, nil
+}
+
+// Overlays are the changes of the OperatingSystemProfileOverlay informer: a
+// Modified event for every MD an overlay selected before or selects after it
+// is added, deleted or changed in its spec (a new generation) or labels; a
+// status update is no change. selected returns the MDs an overlay selects
+// (overlays.Selector.MachineDeployments).
+func Overlays(selected func(o *overlaysv1alpha1.OperatingSystemProfileOverlay) ([]*clusterv1alpha1.MachineDeployment, error)) Changes {
+	touch := func(b *Batch, seen map[string]bool, obj any) {
+		o, ok := tombstone(obj).(*overlaysv1alpha1.OperatingSystemProfileOverlay)
+		if !ok {
+			return
+		}
+		mds, err := selected(o)
+		if err != nil {
+			klog.ErrorS(err, "Failed to list machinedeployments for an overlay change", "overlay", klog.KObj(o))
+			return
+		}
+		for _, md := range mds {
+			if key := md.Namespace + "/" + md.Name; !seen[key] {
+				seen[key] = true
+				b.Add(watch.Modified, md)
+			}
+		}
+	}
+	return Changes{
+		Add:    func(b *Batch, obj any) { touch(b, map[string]bool{}, obj) },
+		Delete: func(b *Batch, obj any) { touch(b, map[string]bool{}, obj) },
+		Update: func(b *Batch, oldObj, newObj any) {
+			old, ok1 := oldObj.(*overlaysv1alpha1.OperatingSystemProfileOverlay)
+			o, ok2 := newObj.(*overlaysv1alpha1.OperatingSystemProfileOverlay)
+			if ok1 && ok2 && old.Generation == o.Generation && maps.Equal(old.Labels, o.Labels) {
+				return
+			}
+			seen := map[string]bool{}
+			touch(b, seen, oldObj)
+			touch(b, seen, newObj)
+		},
+	}
 }

@@ -1,6 +1,7 @@
 package changefeed
 
 import (
+	"strings"
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
@@ -126,5 +128,48 @@ func TestOwnedChangesTouchTheOwner(t *testing.T) {
 		if ev.Type != watch.Modified || ev.MD != md {
 			t.Errorf("event %s of %v, want MODIFIED of ns/workers", ev.Type, ev.MD)
 		}
+	}
+}
+
+// TestOverlayChanges: an overlay's spec change touches the MDs it selected
+// and those it selects, once each; a status update touches none.
+func TestOverlayChanges(t *testing.T) {
+	a, b, c := machinecontrollertest.MD("ns", "a", "osp", nil), machinecontrollertest.MD("ns", "b", "osp", nil), machinecontrollertest.MD("ns", "c", "osp", nil)
+	selected := func(o *overlaysv1alpha1.OperatingSystemProfileOverlay) ([]*clusterv1alpha1.MachineDeployment, error) {
+		if o.Generation == 1 {
+			return []*clusterv1alpha1.MachineDeployment{a, b}, nil
+		}
+		return []*clusterv1alpha1.MachineDeployment{b, c}, nil
+	}
+	o := &overlaysv1alpha1.OperatingSystemProfileOverlay{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "o", Generation: 1, ResourceVersion: "1"}}
+	status := o.DeepCopy()
+	status.ResourceVersion, status.Status.MachineDeployments = "2", 2
+	spec := status.DeepCopy()
+	spec.ResourceVersion, spec.Generation = "3", 2
+	changes := Overlays(selected)
+	for _, tc := range []struct {
+		name string
+		do   func(*Batch)
+		want []string
+	}{
+		{"added", func(bt *Batch) { changes.Add(bt, o) }, []string{"a", "b"}},
+		{"status update", func(bt *Batch) { changes.Update(bt, o, status) }, nil},
+		{"spec update", func(bt *Batch) { changes.Update(bt, status, spec) }, []string{"a", "b", "c"}},
+		{"deleted, as a relist finds it", func(bt *Batch) { changes.Delete(bt, cache.DeletedFinalStateUnknown{Key: "ns/o", Obj: spec}) }, []string{"b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var bt Batch
+			tc.do(&bt)
+			var got []string
+			for _, ev := range bt.events {
+				if ev.Type != watch.Modified {
+					t.Errorf("event %s", ev.Type)
+				}
+				got = append(got, ev.MD.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("touched %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

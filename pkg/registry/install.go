@@ -41,6 +41,7 @@ func init() {
 const (
 	OperatingSystemConfigs = "operatingsystemconfigs"
 	ProvisioningPayloads   = "provisioningpayloads"
+	ProfileReviews         = "profilereviews"
 )
 
 // Build returns the APIGroupInfo of osm.k8c.io serving the given storages; the

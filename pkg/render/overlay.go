@@ -7,6 +7,7 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/sandbox"
 )
 
 // configSource is one config of a profile with its overlays applied: the
@@ -306,6 +307,27 @@ func overlaysKeepOff(origins map[string]string, serverFiles []osm.File) error {
 	for _, f := range serverFiles {
 		if origin := origins[f.Path]; origin != "" {
 			return &OverlayError{Overlay: origin, Err: fmt.Errorf("provisioningConfig file %s: osm-apiserver writes it from its --node-* registry options", f.Path)}
+		}
+	}
+	return nil
+}
+
+// CheckOverlay parses o's named templates and files on their own, as a
+// render would, so that an overlay whose templates do not parse says so
+// before (and whether or not) it applies to a MachineDeployment. Calls of a
+// profile's named templates are left to the render.
+func CheckOverlay(o *overlaysv1alpha1.OperatingSystemProfileOverlay) error {
+	for _, kind := range []string{"bootstrapConfig", "provisioningConfig"} {
+		oc := (&configSource{kind: kind}).overlayConfig(o)
+		src := sandbox.Sources{Data: dataType, Shared: oc.Templates}
+		for _, f := range oc.Files {
+			if f.Content.Inline == nil {
+				return &OverlayError{Overlay: OverlayRef(o), Err: fmt.Errorf("%s file %s: no inline content", kind, f.Path)}
+			}
+			src.Templates = append(src.Templates, sandbox.Source{Name: f.Path, Text: f.Content.Inline.Data})
+		}
+		if _, err := sandbox.Compile(src); err != nil {
+			return &OverlayError{Overlay: OverlayRef(o), Err: configError("", kind, err, false)}
 		}
 	}
 	return nil

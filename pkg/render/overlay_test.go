@@ -225,3 +225,14 @@ func TestOverlayRevisions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestCheckOverlay(t *testing.T) {
+	ok := overlay(t, "team", "ok", "  profiles: [x]\n  provisioningConfig:\n    files: [{path: /etc/x, content: {inline: {data: \"{{ template \\\"profiles-own\\\" }} {{ .KubeVersion }}\"}}}]\n")
+	if err := CheckOverlay(ok); err != nil {
+		t.Errorf("an overlay calling a profile's template: %v", err)
+	}
+	bad := overlay(t, "team", "bad", "  profiles: [x]\n  bootstrapConfig:\n    templates: {t: \"{{ if }}\"}\n")
+	if err := CheckOverlay(bad); err == nil || err.Error() != "overlay team/bad: bootstrapConfig template t: template: line 1: missing value for if" {
+		t.Errorf("got %v", err)
+	}
+}

@@ -32,6 +32,7 @@ func (in apiInputs) readiness(feed *changefeed.Feed) *readiness {
 			in.streams.machineDeployments.Name(): in.machineDeployments.HasSynced,
 			in.streams.machineSets.Name():        in.machineSets.HasSynced,
 			in.streams.profiles.Name():           in.profiles.HasSynced,
+			in.streams.overlays.Name():           in.overlays.HasSynced,
 			in.streams.tokens.Name():             in.tokens.HasSynced, // kubelet bootstrap and fetch tokens
 			in.streams.payloads.Name():           in.payloads.HasSynced,
 		},

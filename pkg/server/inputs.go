@@ -15,6 +15,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -23,7 +24,7 @@ import (
 // feed. Their order is part of every resourceVersion: change it and
 // positions issued before are refused as too old.
 type streams struct {
-	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens *changefeed.Stream
+	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens, overlays *changefeed.Stream
 }
 
 func newStreams(feed *changefeed.Feed) streams {
@@ -35,6 +36,7 @@ func newStreams(feed *changefeed.Feed) streams {
 		// Their owner labels decide which MD has the Secret names several share.
 		payloads:    feed.AddStream("payload-secrets"),
 		fetchTokens: feed.AddStream("fetch-tokens"),
+		overlays:    feed.AddStream("operatingsystemprofileoverlays"),
 	}
 }
 
@@ -71,12 +73,14 @@ type apiInputs struct {
 	// refresh re-syncs every MD when the facts change.
 	refresh chan struct{}
 
-	machineDeployments, machineSets, profiles, payloads cache.SharedIndexInformer
-	tokens                                              *tokens.Informer
+	machineDeployments, machineSets, profiles, payloads, overlays cache.SharedIndexInformer
+	tokens                                                        *tokens.Informer
+	selector                                                      *overlays.Selector
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:
-// MDs, their MachineSets, the profiles they name, their tokens, the payload
+// MDs, their MachineSets, the profiles they name, the overlays that apply to
+// them, their tokens, the payload
 // Secrets whose owners decide shared names, and the shared facts (which also
 // re-sync every MD through refresh).
 func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
@@ -104,6 +108,9 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 		return err
 	}
 	if _, err := in.machineSets.AddEventHandler(in.streams.machineSets.Handler(changefeed.MachineSets(in.mds))); err != nil {
+		return err
+	}
+	if err := in.publishOverlays(); err != nil {
 		return err
 	}
 	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(tokenChanges(in.mds))); err != nil {

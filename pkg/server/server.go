@@ -27,6 +27,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/profilereview"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
@@ -159,6 +160,8 @@ func (c completedConfig) New() (*Server, error) {
 	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
 	msInformer := machinecontroller.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
 	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
+	overlayInformer := newOverlayInformer(cl.Profiles, streams.overlays)
+	selector := newOverlaySelector(overlayInformer, cfg.ProfileNamespace)
 	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
 	resolver := resolve.New(resolve.Config{
@@ -168,6 +171,7 @@ func (c completedConfig) New() (*Server, error) {
 		Tokens:            tokens.NewSource(tokenInformer),
 		Claims:            &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
 		Revisions:         machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
+		Overlays:          selector,
 		Render:            cfg.Render,
 		CacheSize:         cfg.RenderCacheSize,
 		ConcurrentRenders: cfg.ConcurrentRenders,
@@ -178,7 +182,7 @@ func (c completedConfig) New() (*Server, error) {
 	inputs := apiInputs{
 		streams: streams, mds: mds, resolver: resolver, factsSource: factsSource, refresh: refresh,
 		machineDeployments: mdInformer, machineSets: msInformer, profiles: ospInformer, tokens: tokenInformer,
-		payloads: payloadInformer.Informer(),
+		payloads: payloadInformer.Informer(), overlays: overlayInformer, selector: selector,
 	}
 	if err := inputs.publishChanges(feed); err != nil {
 		return nil, err
@@ -188,6 +192,10 @@ func (c completedConfig) New() (*Server, error) {
 		operatingsystemconfig.NewREST(mds, resolver, feed),
 		provisioningpayload.NewREST(mds, resolver, feed),
 	)
+	info.VersionedResourcesStorageMap["v1alpha1"][registry.ProfileReviews] = profilereview.NewREST(profilereview.Config{
+		ProfileNamespace: cfg.ProfileNamespace, MachineDeployments: mds, Resolver: resolver, Overlays: selector,
+		Authorizer: c.generic.Authorization.Authorizer, Feed: feed,
+	})
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
@@ -200,6 +208,9 @@ func (c completedConfig) New() (*Server, error) {
 		MachineDeployments: mdInformer,
 		MachineSets:        msInformer,
 		Profiles:           ospInformer,
+		Overlays:           overlayInformer,
+		OverlayClient:      cl.Profiles.OverlaysV1alpha1(),
+		OverlaySelector:    selector,
 		Tokens:             tokenInformer,
 		Payloads:           payloadInformer,
 		Resolver:           resolver,
@@ -220,6 +231,7 @@ func (c completedConfig) New() (*Server, error) {
 	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
 		ctx := hook.Context
 		go ospInformer.RunWithContext(ctx)
+		go overlayInformer.RunWithContext(ctx)
 		go mdInformer.RunWithContext(ctx)
 		go msInformer.RunWithContext(ctx)
 		tokenInformer.Start(ctx.Done())

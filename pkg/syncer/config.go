@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	overlaysclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -34,6 +36,13 @@ type Config struct {
 	MachineSets cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer
+	// Overlays is the OperatingSystemProfileOverlay informer (management
+	// cluster); nil without overlays. The syncer re-syncs the MDs of an
+	// overlay that changes and writes the overlay's status through
+	// OverlayClient; OverlaySelector says which MDs an overlay selects.
+	Overlays        cache.SharedIndexInformer
+	OverlayClient   overlaysclient.OverlaysV1alpha1Interface
+	OverlaySelector *overlays.Selector
 	// Tokens is the informer of the tokens the syncer keeps.
 	Tokens *tokens.Informer
 	// Payloads is the informer of the Secrets the syncer writes.
@@ -90,6 +99,9 @@ func (c *Config) validate() error {
 	}
 	if c.MachineDeployments == nil || c.Profiles == nil || c.Tokens == nil || c.Payloads == nil {
 		errs = append(errs, errors.New("syncer: MachineDeployments, Profiles, Tokens and Payloads informers are required"))
+	}
+	if c.Overlays != nil && (c.OverlayClient == nil || c.OverlaySelector == nil) {
+		errs = append(errs, errors.New("syncer: Overlays needs OverlayClient and OverlaySelector"))
 	}
 	if c.Resolver == nil || c.Facts == nil {
 		errs = append(errs, errors.New("syncer: Resolver and Facts are required"))

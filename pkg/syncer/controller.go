@@ -38,6 +38,8 @@ type Controller struct {
 	owned    *owned
 	recorder record.EventRecorder
 
+	// overlayQueue holds the overlays whose status needs computing.
+	overlayQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceQueue holds namespaceKey while cloud-init-settings needs a look.
 	namespaceQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceReady is set while cloud-init-settings exists and is not being
@@ -85,6 +87,9 @@ func New(cfg Config) (*Controller, error) {
 		namespaceQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_namespace"}),
+		overlayQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_overlays"}),
 		recorder: cfg.Recorder,
 	}
 	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
@@ -102,6 +107,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	defer c.namespaceQueue.ShutDown()
+	defer c.overlayQueue.ShutDown()
 	if c.stopEvents != nil {
 		defer c.stopEvents()
 	}
@@ -133,6 +139,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		go wait.UntilWithContext(ctx, c.runWorker, time.Second)
 	}
 	go wait.UntilWithContext(ctx, c.resync, c.cfg.ResyncPeriod)
+	go c.runOverlayWorker(ctx)
 	go c.refreshOn(ctx, c.cfg.Refresh)
 	go wait.UntilWithContext(ctx, func(context.Context) { metrics.SyncerQueueDepth.Set(float64(c.queue.Len())) }, time.Second)
 	<-ctx.Done()
@@ -203,6 +210,7 @@ func (c *Controller) refreshOn(ctx context.Context, ch <-chan struct{}) {
 func (c *Controller) resync(ctx context.Context) {
 	c.rbac.Forget()
 	c.enqueueAll()
+	c.enqueueAllOverlays(0)
 	orphans, err := c.orphans()
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Failed to look for objects of deleted MachineDeployments")

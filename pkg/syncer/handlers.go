@@ -34,6 +34,7 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: onChange(c.onProfile),
 			DeleteFunc: c.onProfile,
 		}},
+		{c.cfg.Overlays, c.overlayHandler()},
 		// A revision's template (the syncer renders from it) appearing or changing.
 		{c.cfg.MachineSets, cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onMachineSet,
@@ -102,6 +103,7 @@ func (c *Controller) onMachineDeployment(obj any) {
 	c.queue.Add(key)
 	if ref, err := machinecontroller.ParseRef(key); err == nil {
 		c.enqueuePeers(ref)
+		c.enqueueOverlaysOf(ref.Namespace)
 	}
 }
 
@@ -144,6 +146,8 @@ func (c *Controller) onProfile(obj any) {
 	for _, md := range mds {
 		c.enqueue(machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name})
 	}
+	// An overlay's templates may fail, or no longer, with the new profile.
+	c.enqueueAllOverlays(overlayStatusDelay)
 }
 
 // ownedHandler calls f when an object we wrote changes or goes.

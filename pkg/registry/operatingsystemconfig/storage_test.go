@@ -142,6 +142,14 @@ func TestConvertToTable(t *testing.T) {
 	if got := ubuntu[8].(string); got != "Rendered" {
 		t.Errorf("status = %q", got)
 	}
+	if got := ubuntu[9].(string); got != "-" {
+		t.Errorf("overlays = %q, want -", got)
+	}
+	osc := &osm.OperatingSystemConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pool"}}
+	osc.Status.Overlays = []osm.OverlayReference{{Namespace: "kube-system", Name: "company-ca", Generation: 2}, {Namespace: "team-a", Name: "ntp", Generation: 1}}
+	if got := overlayNames(osc); got != "kube-system/company-ca,ntp" {
+		t.Errorf("overlays = %q", got)
+	}
 	if _, err := r.ConvertToTable(context.Background(), &osm.ProvisioningPayload{}, nil); err == nil {
 		t.Error("a payload converted to an OSC table")
 	}

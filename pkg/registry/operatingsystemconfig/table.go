@@ -2,6 +2,7 @@ package operatingsystemconfig
 
 import (
 	"context"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Bootstrap", Type: "string", Description: "Size of the bootstrap user-data."},
 	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
 	{Name: "Status", Type: "string", Description: "Rendered, Pending and what the config waits for, or the render error."},
+	{Name: "Overlays", Type: "string", Description: "OperatingSystemProfileOverlays that shaped the config, in the order applied (namespace/ for those of another namespace); - for none."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
 }
 
@@ -73,8 +75,25 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			bootstrap,
 			provisioning,
 			status,
+			overlayNames(osc),
 			registry.Age(osc.CreationTimestamp),
 		},
 		Object: runtime.RawExtension{Object: osc},
 	})
+}
+
+// overlayNames are the overlays of an OSC for a table cell: the names of
+// those of the MD's namespace, namespace/name of the others.
+func overlayNames(osc *osm.OperatingSystemConfig) string {
+	if len(osc.Status.Overlays) == 0 {
+		return "-"
+	}
+	names := make([]string, len(osc.Status.Overlays))
+	for i, o := range osc.Status.Overlays {
+		names[i] = o.Name
+		if o.Namespace != osc.Namespace {
+			names[i] = o.Namespace + "/" + o.Name
+		}
+	}
+	return registry.Short(strings.Join(names, ","))
 }

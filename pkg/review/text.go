@@ -42,7 +42,10 @@ func WriteText(w io.Writer, r *osm.MachineDeploymentReview) error {
 	if len(r.Overlays) > 0 {
 		refs := make([]string, len(r.Overlays))
 		for i, o := range r.Overlays {
-			refs[i] = fmt.Sprintf("%s/%s@%d", o.Namespace, o.Name, o.Generation)
+			refs[i] = o.Namespace + "/" + o.Name
+			if o.Generation > 0 { // offline renders read overlays from files
+				refs[i] += fmt.Sprintf("@%d", o.Generation)
+			}
 		}
 		fmt.Fprintf(&b, "  overlays: %s\n", strings.Join(refs, ", "))
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
@@ -300,16 +301,35 @@ func cloneMap(m map[string]string) map[string]string {
 	return out
 }
 
-// overlaysKeepOff refuses an overlay's file where osm-apiserver writes one
-// from its node options (containerd's hosts.toml per registry): neither may
-// silently win.
-func overlaysKeepOff(origins map[string]string, serverFiles []osm.File) error {
+// withServerFiles returns the files osm-apiserver writes from its node
+// options (containerd's hosts.toml per registry) that the config keeps. An
+// overlay's file replaces one only where no option configured it (the
+// docker.io hosts.toml written by default); where an option did, neither
+// may silently win and the render fails.
+func withServerFiles(origins map[string]string, serverFiles []osm.File) ([]osm.File, error) {
+	out := serverFiles[:0:0]
 	for _, f := range serverFiles {
-		if origin := origins[f.Path]; origin != "" {
-			return &OverlayError{Overlay: origin, Err: fmt.Errorf("provisioningConfig file %s: osm-apiserver writes it from its --node-* registry options", f.Path)}
+		origin := origins[f.Path]
+		switch {
+		case origin == "":
+			out = append(out, f)
+		case !isDefaultHostsFile(f):
+			return nil, &OverlayError{Overlay: origin, Err: fmt.Errorf("provisioningConfig file %s: osm-apiserver writes it from its --node-* registry options", f.Path)}
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// defaultHostsFiles are the hosts.toml files written without any registry option.
+var defaultHostsFiles = sync.OnceValue(func() []osm.File { return registryHostFiles(&NodeOptions{}) })
+
+func isDefaultHostsFile(f osm.File) bool {
+	for _, d := range defaultHostsFiles() {
+		if d.Path == f.Path && d.Content.Inline.Data == f.Content.Inline.Data {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckOverlay parses o's named templates and files on their own, as a

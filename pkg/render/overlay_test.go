@@ -236,3 +236,24 @@ func TestCheckOverlay(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestOverlayReplacesDefaultHostsFile: docker.io's hosts.toml, which the
+// server writes without any option, is an overlay's to replace.
+func TestOverlayReplacesDefaultHostsFile(t *testing.T) {
+	in := goldenInput(t)
+	in.Overlays = []*overlaysv1alpha1.OperatingSystemProfileOverlay{overlay(t, "team", "mirror",
+		"  profiles: [x]\n  provisioningConfig:\n    files: [{path: /etc/containerd/certs.d/docker.io/hosts.toml, content: {inline: {data: mirror}}}]\n")}
+	res, err := NewRenderer().Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, f := range res.Config.ProvisioningConfig.Files {
+		if f.Path == "/etc/containerd/certs.d/docker.io/hosts.toml" {
+			found = append(found, f.Content.Inline.Data)
+		}
+	}
+	if len(found) != 1 || found[0] != "mirror" {
+		t.Errorf("docker.io hosts.toml: %q", found)
+	}
+}

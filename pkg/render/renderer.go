@@ -82,7 +82,7 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := overlaysKeepOff(compiled.provisioning.origins, hostFiles); err != nil {
+	if hostFiles, err = withServerFiles(compiled.provisioning.origins, hostFiles); err != nil {
 		return nil, err
 	}
 	prov.Files = append(prov.Files, hostFiles...)

@@ -108,6 +108,30 @@ func (e *Rendered) Config() (*osm.OperatingSystemConfigSpec, error) {
 	return cfg, nil
 }
 
+// PeekConfig returns the config as Config does, but leaves an output not
+// unpacked yet as it is: for a reader of many outputs once (a review),
+// which must not make the cache hold every config unpacked. The result is
+// the caller's when it was unpacked for it, shared otherwise: read-only.
+func (e *Rendered) PeekConfig() (*osm.OperatingSystemConfigSpec, error) {
+	e.mu.Lock()
+	unpacked, packed := e.unpacked, e.config
+	e.mu.Unlock()
+	if unpacked != nil {
+		return unpacked, nil
+	}
+	cfg := &osm.OperatingSystemConfigSpec{}
+	if packed != nil {
+		data, err := unpack(packed)
+		if err != nil {
+			return nil, fmt.Errorf("failed to unpack the rendered config: %w", err)
+		}
+		if err := json.Unmarshal(data, cfg); err != nil {
+			return nil, fmt.Errorf("failed to decode the rendered config: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
 // Payload is one rendered user-data.
 type Payload struct {
 	Format osm.PayloadFormat

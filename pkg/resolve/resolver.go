@@ -8,6 +8,8 @@ package resolve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -110,7 +112,8 @@ type Candidate struct {
 
 // Preview renders md as Resolve does, with c in place of the profile or
 // overlay of its namespace and name. Nothing is cached; renders wait for a
-// free slot as the cache's do.
+// free slot as the cache's do. The output's payloads carry their sizes and
+// digests only, and its config is kept unpacked: a review reads no more.
 func (r *Resolver) Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
 	return r.resolve(ctx, md, c)
 }
@@ -162,7 +165,7 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		return NewFailed(profile, requestedSpec(osp), err)
 	}
 	render := func() *Rendered {
-		out := r.render(md, osp, ovs, profile, f, kubelet, fetch)
+		out := r.render(md, osp, ovs, profile, f, kubelet, fetch, c == nil)
 		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
 		}
@@ -177,7 +180,7 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 
 // render renders md's payloads and the view.
 func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
-	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string) *Rendered {
+	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string, packed bool) *Rendered {
 	cluster := f.Cluster
 	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
 	in := render.Input{OSP: osp, Overlays: ovs, MachineDeployment: md, Cluster: cluster, Node: f.Node}
@@ -206,6 +209,11 @@ func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha
 			cfg = requestedSpec(osp)
 		}
 		return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	if !packed {
+		out := newPreview(profile, cfg, res)
+		out.ViewErr = viewErr
+		return out
 	}
 	out, err := newRendered(profile, cfg, res)
 	if err != nil {
@@ -254,6 +262,26 @@ func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 	}
 	out.EdgeScript, err = NewPayload(res.EdgeScript.Format, res.EdgeScript.UserData)
 	return out, err
+}
+
+// newPreview is the output of a preview: the view's config unpacked, the
+// payloads' sizes and digests.
+func newPreview(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, res *render.Result) *Rendered {
+	if cfg == nil {
+		cfg = &osm.OperatingSystemConfigSpec{CloudProvider: osm.CloudProviderSpec{Name: res.Config.CloudProvider.Name}}
+	}
+	out := &Rendered{Profile: profile, CloudProvider: cfg.CloudProvider.Name, unpacked: cfg,
+		Bootstrap: digest(res.Bootstrap), Provisioning: digest(res.Provisioning)}
+	if res.EdgeScript != nil {
+		out.EdgeScript = digest(*res.EdgeScript)
+	}
+	return out
+}
+
+// digest is a payload's size and digest, without its user-data.
+func digest(p render.Payload) Payload {
+	sum := sha256.Sum256(p.UserData)
+	return Payload{Format: p.Format, Size: int64(len(p.UserData)), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // Forget drops what the resolver remembers about a deleted MD.

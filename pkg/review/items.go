@@ -9,10 +9,18 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
 
-// item is one file, unit, drop-in or module of a config, as the text a
-// review compares and diffs.
+// item is one file, unit, drop-in or module of a config: a header (a
+// file's permissions and encoding, a unit's enable and mask) and its text,
+// compared as they are and diffed joined.
 type item struct {
-	name, text string
+	name, header, text string
+}
+
+func (it *item) full() string {
+	if it.header == "" {
+		return it.text
+	}
+	return it.header + "\n" + it.text
 }
 
 // files are a config's files: a header with permissions and encoding, then
@@ -28,7 +36,7 @@ func files(c *osm.OSCConfig) []item {
 		if encoding != "" {
 			header += ", encoding: " + encoding
 		}
-		out = append(out, item{name: f.Path, text: header + "\n" + text})
+		out = append(out, item{name: f.Path, header: header, text: text})
 	}
 	return out
 }
@@ -38,11 +46,11 @@ func files(c *osm.OSCConfig) []item {
 func units(c *osm.OSCConfig) []item {
 	var out []item
 	for _, u := range c.Units {
-		text := fmt.Sprintf("# enable: %t, mask: %t\n", u.Enable != nil && *u.Enable, u.Mask != nil && *u.Mask)
+		text := ""
 		if u.Content != nil {
-			text += *u.Content
+			text = *u.Content
 		}
-		out = append(out, item{name: u.Name, text: text})
+		out = append(out, item{name: u.Name, header: fmt.Sprintf("# enable: %t, mask: %t", u.Enable != nil && *u.Enable, u.Mask != nil && *u.Mask), text: text})
 		for _, d := range u.DropIns {
 			out = append(out, item{name: u.Name + "/" + d.Name, text: d.Content})
 		}
@@ -88,25 +96,26 @@ func modules(c *osm.OSCConfig) []item {
 // items compares two lists of one kind, in the order of after's items, then
 // before's removed ones.
 func (d *Differ) items(config string, before, after []item) []osm.ItemReview {
-	old := make(map[string]string, len(before))
-	for _, it := range before {
-		old[it.name] = it.text
+	old := make(map[string]*item, len(before))
+	for i := range before {
+		old[before[i].name] = &before[i]
 	}
 	seen := make(map[string]bool, len(after))
 	var out []osm.ItemReview
-	for _, it := range after {
+	for i := range after {
+		it := &after[i]
 		seen[it.name] = true
 		prev, ok := old[it.name]
 		switch {
 		case !ok:
-			out = append(out, osm.ItemReview{Config: config, Name: it.name, Change: osm.ItemAdded, Diff: d.Diff(config+" "+it.name, "", it.text)})
-		case prev != it.text:
-			out = append(out, osm.ItemReview{Config: config, Name: it.name, Change: osm.ItemChanged, Diff: d.Diff(config+" "+it.name, prev, it.text)})
+			out = append(out, osm.ItemReview{Config: config, Name: it.name, Change: osm.ItemAdded, Diff: d.Diff(config+" "+it.name, "", it.full())})
+		case prev.header != it.header || prev.text != it.text:
+			out = append(out, osm.ItemReview{Config: config, Name: it.name, Change: osm.ItemChanged, Diff: d.Diff(config+" "+it.name, prev.full(), it.full())})
 		}
 	}
-	for _, it := range before {
-		if !seen[it.name] {
-			out = append(out, osm.ItemReview{Config: config, Name: it.name, Change: osm.ItemRemoved, Diff: d.Diff(config+" "+it.name, it.text, "")})
+	for i := range before {
+		if it := &before[i]; !seen[it.name] {
+			out = append(out, osm.ItemReview{Config: config, Name: it.name, Change: osm.ItemRemoved, Diff: d.Diff(config+" "+it.name, it.full(), "")})
 		}
 	}
 	return out

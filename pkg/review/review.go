@@ -47,7 +47,7 @@ func FromRendered(r *resolve.Rendered) (Side, error) {
 		return s, nil
 	}
 	if r.ViewErr == nil {
-		cfg, err := r.Config()
+		cfg, err := r.PeekConfig()
 		if err != nil {
 			return s, err
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
@@ -40,7 +41,7 @@ func newReviewFixture(t *testing.T) reviewFixture {
 }
 
 // writeReview writes a ProfileReview manifest with spec and returns its path.
-func writeReview(t *testing.T, spec map[string]any) string {
+func writeReview(t testing.TB, spec map[string]any) string {
 	t.Helper()
 	data, err := yaml.Marshal(map[string]any{"apiVersion": "osm.k8c.io/v1alpha1", "kind": "ProfileReview", "spec": spec})
 	if err != nil {
@@ -244,4 +245,18 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// writeReviewB writes a ProfileReview manifest of an overlay candidate.
+func writeReviewB(b testing.TB, o *overlaysv1alpha1.OperatingSystemProfileOverlay) string {
+	b.Helper()
+	data, err := json.Marshal(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		b.Fatal(err)
+	}
+	return writeReview(b, map[string]any{"overlay": m})
 }

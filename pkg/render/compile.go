@@ -122,18 +122,18 @@ func compileConfig(ospName string, c *configSource) (compiledConfig, error) {
 // error names the OSP, the config and its template or file that failed:
 // `osp-ubuntu: provisioningConfig file /opt/bin/setup: template: line 12: function "foo" not defined`,
 // or the overlay that brought it: `overlay team-a/ca: provisioningConfig file ...`.
-func (cc *compiledConfig) error(ospName string, err error) error {
+func (c *compiledConfig) error(ospName string, err error) error {
 	var te *sandbox.Error
 	if errors.As(err, &te) {
-		origin := cc.origins[te.Name]
+		origin := c.origins[te.Name]
 		if te.Shared {
-			origin = cc.sharedOrigins[te.Name]
+			origin = c.sharedOrigins[te.Name]
 		}
 		if origin != "" {
-			return &OverlayError{Overlay: origin, Err: configError(ospName, cc.kind, err, false)}
+			return &OverlayError{Overlay: origin, Err: configError(ospName, c.kind, err, false)}
 		}
 	}
-	return configError(ospName, cc.kind, err, true)
+	return configError(ospName, c.kind, err, true)
 }
 
 // configError says which config and template or file failed, after the

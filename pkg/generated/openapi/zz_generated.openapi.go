@@ -2139,7 +2139,10 @@ func schema_pkg_apis_overlays_v1alpha1_OverlayConfig(ref common.ReferenceCallbac
 					"files": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"path",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
@@ -2157,7 +2160,10 @@ func schema_pkg_apis_overlays_v1alpha1_OverlayConfig(ref common.ReferenceCallbac
 					"units": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
@@ -2175,7 +2181,11 @@ func schema_pkg_apis_overlays_v1alpha1_OverlayConfig(ref common.ReferenceCallbac
 					"dropIns": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
+								"x-kubernetes-list-map-keys": []interface{}{
+									"unit",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{

@@ -30,6 +30,7 @@ func createMD(ctx context.Context, b boot) error {
 		"metadata": map[string]any{
 			"name":      b.md,
 			"namespace": testNamespace,
+			"labels":    map[string]any{bootLabel: b.name},
 			"annotations": map[string]any{
 				machinecontroller.AnnotationOSP:        "osp-ubuntu",
 				machinecontroller.AnnotationMDRevision: "1",

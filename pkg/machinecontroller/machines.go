@@ -52,18 +52,21 @@ func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
 	return i
 }
 
-// MachineReader reads Machines and the MachineDeployments they belong to from
-// the caches of a Machine and a MachineSet informer. Objects it returns belong
-// to the caches: callers must not modify them.
+// MachineReader reads Machines, the MachineDeployments they belong to and
+// whether their Node exists, from the caches of a Machine, a MachineSet and a
+// Node informer. Objects it returns belong to the caches: callers must not
+// modify them.
 type MachineReader struct {
 	machines    cache.Indexer
 	machineSets cache.Indexer
+	nodes       cache.Indexer
 }
 
-// NewMachineReader reads the indexers of informers from NewMachineInformer and
-// NewMachineSetInformer.
-func NewMachineReader(machines, machineSets cache.Indexer) *MachineReader {
-	return &MachineReader{machines: machines, machineSets: machineSets}
+// NewMachineReader reads the indexers of informers from NewMachineInformer,
+// NewMachineSetInformer and NewNodeInformer; nodes may be nil (then only a
+// Machine's status.nodeRef says it has a Node).
+func NewMachineReader(machines, machineSets, nodes cache.Indexer) *MachineReader {
+	return &MachineReader{machines: machines, machineSets: machineSets, nodes: nodes}
 }
 
 // Get returns one Machine or a NotFound error.

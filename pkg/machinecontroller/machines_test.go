@@ -7,6 +7,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
@@ -40,7 +41,7 @@ func TestMachineReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := machinecontroller.NewMachineReader(machines, sets)
+	r := machinecontroller.NewMachineReader(machines, sets, nil)
 
 	pool := machinecontroller.Ref{Namespace: "team", Name: "pool"}
 	for _, tc := range []struct {
@@ -96,5 +97,26 @@ func TestNodeNames(t *testing.T) {
 	want := []string{"md-1-abcde", "ip-10-0-0-7.eu-west-1.compute.internal"}
 	if got := machinecontroller.NodeNames(m); !slices.Equal(got, want) {
 		t.Errorf("with addresses: %v, want %v", got, want)
+	}
+}
+
+// A Machine has a Node once machine-controller set its nodeRef, or once a
+// Node of one of its names exists.
+func TestNodeOf(t *testing.T) {
+	m := machinecontrollertest.Machine(machinecontrollertest.MachineSet(machinecontrollertest.MD("ns", "md", "", nil), "md-1"), "md-1-abcde")
+	nodes := machinecontroller.NewNodeInformer(nil).GetIndexer()
+	r := machinecontroller.NewMachineReader(nil, nil, nodes)
+	if name, ok := r.NodeOf(m); ok {
+		t.Errorf("a new machine has node %q", name)
+	}
+	if err := nodes.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "md-1-abcde"}}); err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := r.NodeOf(m); !ok || name != "md-1-abcde" {
+		t.Errorf("node %q, %v; want md-1-abcde", name, ok)
+	}
+	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: "ip-10-0-0-7.ec2.internal"}
+	if name, ok := r.NodeOf(m); !ok || name != "ip-10-0-0-7.ec2.internal" {
+		t.Errorf("node %q, %v; want the nodeRef's", name, ok)
 	}
 }

@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,9 @@ type Controller struct {
 	selfSubject *rbacv1.Subject
 	selfKnown   bool
 	stopEvents  func()
+	// compatibility holds, per MD in the compatibility mode, the profile
+	// revision its Warning was recorded for in this term.
+	compatibility sync.Map
 }
 
 // namespaceKey is the one key of namespaceQueue.

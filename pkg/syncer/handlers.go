@@ -40,6 +40,18 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: onChange(c.onMachineSet),
 			DeleteFunc: c.onMachineSet,
 		}},
+		// A Machine that joined or went may let its MD shed what it had in
+		// the compatibility mode.
+		{c.cfg.MachineInformer, cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, cur any) {
+				o, ok1 := old.(*clusterv1alpha1.Machine)
+				n, ok2 := cur.(*clusterv1alpha1.Machine)
+				if ok1 && ok2 && (o.Status.NodeRef == nil) != (n.Status.NodeRef == nil) {
+					c.onMachine(cur)
+				}
+			},
+			DeleteFunc: c.onMachine,
+		}},
 		// Our own objects: someone else changing or deleting one must be repaired.
 		{c.cfg.Tokens.Informer(), ownedHandler(c.onOwned)},
 		{c.cfg.Tokens.FetchInformer(), ownedHandler(c.onOwned)},
@@ -195,6 +207,18 @@ func (c *Controller) onMachineSet(obj any) {
 	}
 	if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
 		if ref, ok := machinecontroller.MachineDeploymentOf(ms); ok {
+			c.enqueue(ref)
+		}
+	}
+}
+
+// onMachine enqueues the MachineDeployment a Machine belongs to.
+func (c *Controller) onMachine(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, ok := obj.(*clusterv1alpha1.Machine); ok && c.cfg.Machines != nil {
+		if ref, ok := c.cfg.Machines.MachineDeploymentOf(m); ok {
 			c.enqueue(ref)
 		}
 	}

@@ -74,3 +74,7 @@ func (o *owned) serviceAccountLister() corev1listers.ServiceAccountLister {
 func (o *owned) roleLister() rbacv1listers.RoleLister {
 	return rbacv1listers.NewRoleLister(o.roles.GetIndexer())
 }
+
+func (o *owned) roleBindingLister() rbacv1listers.RoleBindingLister {
+	return rbacv1listers.NewRoleBindingLister(o.roleBindings.GetIndexer())
+}

@@ -1,0 +1,48 @@
+package render
+
+import (
+	"slices"
+
+	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+)
+
+// Nodes of a profile whose bootstrap posts a MachineJoin (it reads
+// .MachineJoinURL) join through that exchange: the credential in their
+// user-data gets the kubelet's bootstrap kubeconfig and the provisioning
+// payload once, for the machine named in the user-data. Every other profile
+// reads the MachineDeployment's Secrets with .Token, as upstream's do: the
+// compatibility mode, in which every machine of the MD shares one kubelet
+// bootstrap token. The dependency analysis of the parsed templates tells the
+// two apart, so the mode is known before anything is rendered.
+
+// machineJoinField is the template data that makes a profile use the exchange.
+const machineJoinField = "MachineJoinURL"
+
+// NodeJoin says how nodes of osp, rendered for containerRuntime, get their
+// kubelet credentials. It parses the profile once per revision, as Render does.
+func (r *Renderer) NodeJoin(osp *ospv1alpha1.OperatingSystemProfile, containerRuntime string) (osm.NodeJoinMode, error) {
+	compiled, err := r.compiled.get(osp, containerRuntime)
+	if err != nil {
+		return "", err
+	}
+	if compiled.bootstrap.reads(dataFieldIndex[machineJoinField]) {
+		return osm.NodeJoinMachineJoin, nil
+	}
+	return osm.NodeJoinCompatibility, nil
+}
+
+// reads says whether a template of c reads the data field of index field.
+func (c *compiledConfig) reads(field int) bool {
+	for i := range c.named {
+		if slices.Contains(c.named[i].deps.fields, field) {
+			return true
+		}
+	}
+	for i := range c.files {
+		if slices.Contains(c.files[i].deps.fields, field) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,7 +2,7 @@
 # Fails when a package imports one above it. Layers, bottom up (docs/design.md):
 #   0 apis, generated, lru, metrics, machinecontroller (the contract)
 #   1 render            OSP + MD + facts -> bytes
-#   2 facts, tokens, changefeed, resolve, defaultosps
+#   2 facts, tokens, changefeed, resolve, nodejoin, defaultosps
 #   3 registry, syncer
 #   4 server
 #   5 options (flags), cmd
@@ -17,7 +17,7 @@ layer() {
   case "${1#"$MODULE"/}" in
     pkg/apis/* | pkg/generated/* | pkg/lru* | pkg/metrics* | pkg/machinecontroller*) echo 0 ;;
     pkg/render*) echo 1 ;;
-    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/defaultosps* | artifacts/*) echo 2 ;;
+    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/nodejoin* | pkg/defaultosps* | artifacts/*) echo 2 ;;
     pkg/registry* | pkg/syncer*) echo 3 ;;
     pkg/server*) echo 4 ;;
     pkg/options* | cmd/*) echo 5 ;;

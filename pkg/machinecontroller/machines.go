@@ -33,11 +33,21 @@ func NewMachineListWatch(config *rest.Config) (cache.ListerWatcher, error) {
 	return newListWatch(config, Machines.Resource)
 }
 
+// NodeNameIndex indexes Machines by the names their node may have (NodeNames).
+const NodeNameIndex = "nodename"
+
 // NewMachineInformer returns an informer of Machines fed by lw, indexed by
-// namespace and by their MachineSet, without managed fields.
+// namespace, by their MachineSet and by their node names, without managed
+// fields.
 func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
 	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.Machine{}, 0, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		NodeNameIndex: func(obj any) ([]string, error) {
+			if m, ok := obj.(*clusterv1alpha1.Machine); ok {
+				return NodeNames(m), nil
+			}
+			return nil, nil
+		},
 		MachineSetIndex: func(obj any) ([]string, error) {
 			if m, ok := obj.(*clusterv1alpha1.Machine); ok {
 				if owner := metav1.GetControllerOf(m); owner != nil && owner.Kind == "MachineSet" {
@@ -121,6 +131,19 @@ func (r *MachineReader) OfMachineDeployment(ref Ref) ([]*clusterv1alpha1.Machine
 				machines = append(machines, m)
 			}
 		}
+	}
+	return machines, nil
+}
+
+// ByNodeName returns the Machines whose node may be called name.
+func (r *MachineReader) ByNodeName(name string) ([]*clusterv1alpha1.Machine, error) {
+	objs, err := r.machines.ByIndex(NodeNameIndex, name)
+	if err != nil {
+		return nil, err
+	}
+	machines := make([]*clusterv1alpha1.Machine, len(objs))
+	for i, obj := range objs {
+		machines[i] = obj.(*clusterv1alpha1.Machine)
 	}
 	return machines, nil
 }

@@ -63,11 +63,13 @@ func (c *Controller) addHandlers() ([]handler, error) {
 		{c.owned.serviceAccounts, ownedHandler(c.onOwned)},
 		{c.owned.roles, ownedHandler(c.onOwnedAccess)},
 		{c.owned.roleBindings, ownedHandler(c.onOwnedAccess)},
-		{c.owned.namespace, cache.ResourceEventHandlerFuncs{
+	}
+	for _, m := range managedNamespaces {
+		pairs = append(pairs, pair{c.owned.namespace[m.name], cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onNamespace,
 			UpdateFunc: func(_, cur any) { c.onNamespace(cur) }, // rare; resyncs are off
 			DeleteFunc: c.onNamespace,
-		}},
+		}})
 	}
 	var handlers []handler
 	for _, p := range pairs {
@@ -172,13 +174,15 @@ func (c *Controller) onOwnedAccess(obj any) {
 	}
 }
 
-// onNamespace wakes the namespace worker on any change of cloud-init-settings.
+// onNamespace wakes the namespace worker on any change of a managed namespace.
 func (c *Controller) onNamespace(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if m, err := meta.Accessor(obj); err == nil && m.GetName() == machinecontroller.CloudInitSettingsNamespace {
-		c.namespaceQueue.Add(namespaceKey)
+	if m, err := meta.Accessor(obj); err == nil {
+		if _, managed := c.owned.namespace[m.GetName()]; managed {
+			c.namespaceQueue.Add(m.GetName())
+		}
 	}
 }
 

@@ -224,4 +224,3 @@ func TestControllerDeniesStrangers(t *testing.T) {
 		}
 	}
 }
-

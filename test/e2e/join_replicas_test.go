@@ -49,7 +49,7 @@ func startJoinReplica(t *testing.T, id string, window time.Duration) *joinReplic
 		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "is not the fetch credential of a MachineDeployment") {
 			return nil
 		}
-		return fmt.Errorf("replica %s: %v", id, err)
+		return fmt.Errorf("replica %s: %w", id, err)
 	})
 	return r
 }
@@ -216,10 +216,13 @@ func TestMachineJoinAcrossReplicasRestartAndLeaderChange(t *testing.T) {
 	createNode(t, first.Name)
 	eventually(t, 30*time.Second, func() error {
 		_, err := env.kube.CoreV1().Secrets(nodejoin.Namespace).Get(context.Background(), nodejoin.AccountName(first), metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("join credential of %s: %v, want it gone", first, err)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
 		}
-		return nil
+		return fmt.Errorf("join credential of %s still there", first)
 	})
 
 	// Every replica restarts: what was answered stays answered.

@@ -102,10 +102,13 @@ func TestMachineJoin(t *testing.T) {
 	createNode(t, "pool-5d8f7-x2k4q")
 	eventually(t, 30*time.Second, func() error {
 		_, err := env.kube.CoreV1().Secrets(nodejoin.Namespace).Get(ctx, nodejoin.AccountName(machine), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case err != nil:
+			return err
 		}
-		return fmt.Errorf("join credential of %s still there: %v", machine, err)
+		return fmt.Errorf("join credential of %s still there", machine)
 	})
 	// kube-apiserver caches a successful token authentication for 10 s.
 	eventually(t, 30*time.Second, func() error { return revoked(t, join) })

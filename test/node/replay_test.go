@@ -60,7 +60,7 @@ func checkReplayRefused(ctx context.Context, vm *nodevm.VM, b boot) error {
 	_, err = asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
 		Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: boot.Status.NodeInfo.BootID}}, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
-		return fmt.Errorf("the user-data credential replayed the MachineJoin of %s after the join: %v, want 403", b.node, err)
+		return fmt.Errorf("the user-data credential replayed the MachineJoin of %s after the join, want 403: %w", b.node, errOrAnswered(err))
 	}
 	progress("%s: the user-data credential's MachineJoin after the join: %v", b.name, err)
 	kube := asToken(fetch).kube
@@ -81,7 +81,7 @@ func checkReplayRefused(ctx context.Context, vm *nodevm.VM, b boot) error {
 		},
 	} {
 		if err := call(); !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
-			return fmt.Errorf("the user-data credential may %s: %v, want 403", what, err)
+			return fmt.Errorf("the user-data credential may %s, want 403: %w", what, errOrAnswered(err))
 		}
 	}
 
@@ -97,7 +97,7 @@ func checkReplayRefused(ctx context.Context, vm *nodevm.VM, b boot) error {
 	}
 	credential := nodejoin.AccountName(nodejoin.MachineKey{Namespace: testNamespace, Name: b.node})
 	if _, err := env.kube.CoreV1().Secrets(nodejoin.Namespace).Get(ctx, credential, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		return fmt.Errorf("join credential %s/%s of %s: %v, want it deleted", nodejoin.Namespace, credential, b.node, err)
+		return fmt.Errorf("join credential %s/%s of %s is not deleted: %w", nodejoin.Namespace, credential, b.node, errOrAnswered(err))
 	}
 	kubeconfig, err := vm.Agent.Run(ctx, "cat /etc/kubernetes/bootstrap-kubelet.conf")
 	if err != nil {
@@ -214,4 +214,12 @@ func foreignCSR(ctx context.Context, client kubernetes.Interface, b boot) (*cert
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
 		},
 	}, metav1.CreateOptions{})
+}
+
+// errOrAnswered is err, or says that the request was answered.
+func errOrAnswered(err error) error {
+	if err == nil {
+		return errors.New("answered")
+	}
+	return err
 }

@@ -152,3 +152,30 @@ func checkNoCompatibilityObjects(t *testing.T, ref machinecontroller.Ref) {
 }
 
 func errOf(_ *osmv1alpha1.MachineJoin, err error) error { return err }
+
+// A profile written for upstream OSM (it reads the MD's Secrets with .Token)
+// keeps working in the compatibility mode, and the OSC and an Event say what
+// its nodes read, and that it is weaker.
+func TestCompatibilityModeIsStated(t *testing.T) {
+	ns := syncerNamespace(t)
+	osp := "e2e-compat-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	createMD(t, syncerMD(ns, "legacy", osp, "1"))
+	if mode := nodeJoinMode(t, ns, "legacy"); mode != osmv1alpha1.NodeJoinCompatibility {
+		t.Errorf("status.nodeJoin.mode %q, want Compatibility", mode)
+	}
+	payloadSecret(t, ns, "legacy", "provisioning", annotated("1", "v1.0.0"))
+	kubeletToken(t, ns, "legacy") // the MD's kubelet bootstrap kubeconfig is there
+	eventually(t, time.Minute, func() error {
+		events, err := env.kube.CoreV1().Events(ns).List(testContext(t), metav1.ListOptions{FieldSelector: "involvedObject.name=legacy"})
+		if err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason == "CompatibilityMode" && e.Type == "Warning" && strings.Contains(e.Message, "any node name") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Warning CompatibilityMode Event on machinedeployment %s/legacy among %d", ns, len(events.Items))
+	})
+}

@@ -56,6 +56,10 @@ type Config struct {
 	Revisions *machinecontroller.RevisionTemplates
 	// Render renders one input; nil means a new render.Renderer's.
 	Render func(render.Input) (*render.Result, error)
+	// NodeJoin says how nodes of a profile, for a container runtime, get
+	// their kubelet credentials; nil means the renderer's of Render (a new
+	// render.Renderer's when Render is set).
+	NodeJoin func(*ospv1alpha1.OperatingSystemProfile, string) (osm.NodeJoinMode, error)
 	// CacheSize bounds the render cache, in MachineDeployments.
 	CacheSize int
 	// ConcurrentRenders bounds the renders running at once; <= 0 means
@@ -74,8 +78,12 @@ var _ Interface = &Resolver{}
 
 // New returns a Resolver.
 func New(cfg Config) *Resolver {
+	renderer := render.NewRenderer()
 	if cfg.Render == nil {
-		cfg.Render = render.NewRenderer().Render
+		cfg.Render = renderer.Render
+	}
+	if cfg.NodeJoin == nil {
+		cfg.NodeJoin = renderer.NodeJoin
 	}
 	cache := NewCache(cfg.CacheSize, cfg.ConcurrentRenders)
 	// One hash per MD, as many as the render cache holds renders.
@@ -108,62 +116,79 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 			return NewFailed(profile, requestedSpec(osp), err)
 		}
 	}
-	kubelet, fetch, ok := r.cfg.Tokens.Tokens(md)
-	if !ok {
-		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForTokens}}
-	}
 	// One load: the key and the render must be of the same facts.
 	f := r.cfg.Facts.Current()
 	if f == nil {
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
 	}
+	// Which tokens the render needs depends on how the profile's nodes join.
+	mode, err := r.cfg.NodeJoin(osp, f.Node.ContainerRuntime)
+	if err != nil {
+		// The profile does not parse: its render would fail the same way.
+		return NewFailed(profile, requestedSpec(osp), err)
+	}
+	kubelet, fetch := r.cfg.Tokens.Tokens(md)
+	if mode == osm.NodeJoinMachineJoin {
+		kubelet = "" // none is made for such an MD; one left over is not used
+	}
+	if fetch == "" || kubelet == "" && mode != osm.NodeJoinMachineJoin {
+		return &Rendered{Profile: profile, NodeJoin: mode, Err: &PendingError{Reason: waitingForTokens}}
+	}
 	md, mdHash, waiting, tokens, err := r.effective(md, kubelet, fetch)
 	if err != nil {
-		return &Rendered{Profile: profile, Err: err}
+		return &Rendered{Profile: profile, NodeJoin: mode, Err: err}
 	}
 	key := cacheKey(md, mdHash, waiting, osp, f.Hash(), tokens)
 	return r.cache.Get(key, func() *Rendered {
-		cluster := f.Cluster
-		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
-		in := render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node}
-		res, err := r.cfg.Render(in)
-		// The OSC and every error shown are of the view: the same render from
-		// placeholders for every secret (render.Input.View).
-		in.View = true
-		view, viewErr := r.cfg.Render(in)
-		switch {
-		case err != nil && viewErr != nil:
-			// Say what the MD asked for even though the render failed.
-			return NewFailed(profile, requestedSpec(osp), viewErr)
-		case err != nil:
-			// Only the real values fail: their error may quote them.
-			return NewFailed(profile, requestedSpec(osp), errSecretDependent)
-		}
-		var cfg *osm.OperatingSystemConfigSpec
-		if viewErr == nil {
-			cfg = &view.Config
-			// By construction the view holds no secret; this only guards
-			// against a secret that equals some other input.
-			redact(cfg, secrets(kubelet, fetch, f.Node))
-		}
-		if err := fitsSecrets(res); err != nil {
-			if cfg == nil {
-				cfg = requestedSpec(osp)
-			}
-			return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
-		}
-		out, err := newRendered(profile, cfg, res)
-		if err != nil {
-			return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
-		}
-		if viewErr != nil {
-			out.ViewErr = viewErr
-		}
-		if waiting {
+		out := r.render(profile, osp, md, f, kubelet, fetch)
+		out.NodeJoin = mode
+		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
 		}
 		return out
 	})
+}
+
+// render renders md with osp and the given facts and tokens, and the view.
+func (r *Resolver) render(profile osm.ProfileReference, osp *ospv1alpha1.OperatingSystemProfile, md *clusterv1alpha1.MachineDeployment,
+	f *facts.Facts, kubelet, fetch string) *Rendered {
+	cluster := f.Cluster
+	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
+	in := render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node}
+	res, err := r.cfg.Render(in)
+	// The OSC and every error shown are of the view: the same render from
+	// placeholders for every secret (render.Input.View).
+	in.View = true
+	view, viewErr := r.cfg.Render(in)
+	switch {
+	case err != nil && viewErr != nil:
+		// Say what the MD asked for even though the render failed.
+		return NewFailed(profile, requestedSpec(osp), viewErr)
+	case err != nil:
+		// Only the real values fail: their error may quote them.
+		return NewFailed(profile, requestedSpec(osp), errSecretDependent)
+	}
+	var cfg *osm.OperatingSystemConfigSpec
+	if viewErr == nil {
+		cfg = &view.Config
+		// By construction the view holds no secret; this only guards
+		// against a secret that equals some other input.
+		redact(cfg, secrets(kubelet, fetch, f.Node))
+	}
+	if err := fitsSecrets(res); err != nil {
+		if cfg == nil {
+			cfg = requestedSpec(osp)
+		}
+		return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	out, err := newRendered(profile, cfg, res)
+	if err != nil {
+		return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	if viewErr != nil {
+		out.ViewErr = viewErr
+	}
+	return out
 }
 
 // errSecretDependent is the error of a render that fails with the real

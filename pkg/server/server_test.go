@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,14 @@ func fakeRender(in render.Input) (*render.Result, error) {
 type listWatch struct{ *cache.ListWatch }
 
 func (listWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// emptyListWatch lists list, empty, and watches nothing.
+func emptyListWatch(list runtime.Object) listWatch {
+	return listWatch{&cache.ListWatch{
+		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list.DeepCopyObject(), nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}}
+}
 
 // startServer runs osm-apiserver on 127.0.0.1 with fake clusters behind it,
 // its syncer included, waits until it is ready, and returns a client
@@ -108,12 +117,9 @@ func runServer(t testing.TB, renderer func(render.Input) (*render.Result, error)
 				},
 				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return mdWatch, nil },
 			}},
-			MachineSets: listWatch{&cache.ListWatch{
-				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-					return &clusterv1alpha1.MachineSetList{}, nil
-				},
-				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-			}},
+			MachineSets: emptyListWatch(&clusterv1alpha1.MachineSetList{}),
+			Machines:    emptyListWatch(&clusterv1alpha1.MachineList{}),
+			Nodes:       emptyListWatch(&metav1.PartialObjectMetadataList{}),
 		},
 		Facts:  facts.Config{Cluster: render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: "ca"}},
 		Render: renderer,
@@ -151,8 +157,12 @@ func TestServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range resources.APIResources {
-		if len(r.Verbs) != 3 || r.SingularName == "" {
-			t.Errorf("%s: verbs %v, singular %q; want get, list, watch only", r.Name, r.Verbs, r.SingularName)
+		want := "get,list,watch"
+		if r.Name == "machinejoins" {
+			want = "create"
+		}
+		if strings.Join(r.Verbs, ",") != want || r.SingularName == "" {
+			t.Errorf("%s: verbs %v, singular %q; want %s only", r.Name, r.Verbs, r.SingularName, want)
 		}
 	}
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -32,6 +33,12 @@ type Config struct {
 	// MachineSets is the informer of machinecontroller.NewMachineSetInformer;
 	// nil if MachineSets are not watched.
 	MachineSets cache.SharedIndexInformer
+	// Machines reads the Machines of an MD and whether they joined, and
+	// MachineInformer is their informer; both nil if Machines are not watched
+	// (then an MD that switched to MachineJoin loses what it had in the
+	// compatibility mode at once, not once its Machines joined).
+	Machines        *machinecontroller.MachineReader
+	MachineInformer cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer
 	// Tokens is the informer of the tokens the syncer keeps.

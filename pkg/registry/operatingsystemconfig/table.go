@@ -21,6 +21,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
 	{Name: "Status", Type: "string", Description: "Rendered, Pending and what the config waits for, or the render error."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
+	{Name: "Join", Type: "string", Priority: 1, Description: "How nodes get their kubelet credentials: MachineJoin, or Compatibility (they read the MachineDeployment's Secrets)."},
 }
 
 // ConvertToTable implements rest.TableConvertor.
@@ -49,7 +50,10 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 	if osc.Status.Profile.Version != "" {
 		profile += "@" + osc.Status.Profile.Version
 	}
-	bootstrap, provisioning := "-", "-"
+	bootstrap, provisioning, join := "-", "-", "-"
+	if osc.Status.NodeJoin != nil {
+		join = string(osc.Status.NodeJoin.Mode)
+	}
 	switch {
 	case osc.Status.RenderError != "":
 		status = "Error: " + registry.Short(osc.Status.RenderError)
@@ -74,6 +78,7 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			provisioning,
 			status,
 			registry.Age(osc.CreationTimestamp),
+			join,
 		},
 		Object: runtime.RawExtension{Object: osc},
 	})

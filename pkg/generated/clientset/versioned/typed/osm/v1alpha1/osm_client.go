@@ -28,6 +28,7 @@ import (
 
 type OsmV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	MachineJoinsGetter
 	OperatingSystemConfigsGetter
 	ProvisioningPayloadsGetter
 }
@@ -35,6 +36,10 @@ type OsmV1alpha1Interface interface {
 // OsmV1alpha1Client is used to interact with features provided by the osm.k8c.io group.
 type OsmV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *OsmV1alpha1Client) MachineJoins(namespace string) MachineJoinInterface {
+	return newMachineJoins(c, namespace)
 }
 
 func (c *OsmV1alpha1Client) OperatingSystemConfigs(namespace string) OperatingSystemConfigInterface {

@@ -15,7 +15,7 @@
 #   OSM_APISERVER_ARGS     extra flags for osm-apiserver, split on whitespace
 #   OSM_OSP_CRD            OSP CRD file (default: artifacts/crd/...operatingsystemprofiles.yaml)
 #   OSM_OVERLAY_CRD        overlay CRD file (default: artifacts/crd/...operatingsystemprofileoverlays.yaml)
-#   OSM_MD_CRD             MachineDeployment and MachineSet CRD file (default: hack/testdata/machinedeployment-crd.yaml)
+#   OSM_MD_CRD             MachineDeployment, MachineSet and Machine CRD file (default: hack/testdata/machinedeployment-crd.yaml)
 #   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
 #                          so a killed test binary leaves no processes behind)
 #   OSM_KUBE_APISERVER_SANS extra subjectAltNames of kube-apiserver's serving cert, openssl
@@ -136,8 +136,7 @@ bootstrap() {
   kc apply --server-side -f "$(osp_crd)" -f "$(overlay_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
   kc wait --for condition=Established --timeout 60s \
     crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/operatingsystemprofileoverlays.overlays.osm.k8c.io \
-    crd/machinedeployments.cluster.k8s.io \
-    crd/machinesets.cluster.k8s.io >/dev/null
+    crd/machinedeployments.cluster.k8s.io crd/machinesets.cluster.k8s.io crd/machines.cluster.k8s.io >/dev/null
   # kube-apiserver creates kube-public and kube-system shortly after /readyz.
   for _ in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done
   local info="$DIR/cluster-info.kubeconfig"

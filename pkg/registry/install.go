@@ -41,16 +41,18 @@ func init() {
 const (
 	OperatingSystemConfigs = "operatingsystemconfigs"
 	ProvisioningPayloads   = "provisioningpayloads"
+	MachineJoins           = "machinejoins"
 	ProfileReviews         = "profilereviews"
 )
 
 // Build returns the APIGroupInfo of osm.k8c.io serving the given storages; the
 // caller installs it with GenericAPIServer.InstallAPIGroup.
-func Build(configs, payloads rest.Storage) genericapiserver.APIGroupInfo {
+func Build(configs, payloads, joins rest.Storage) genericapiserver.APIGroupInfo {
 	info := genericapiserver.NewDefaultAPIGroupInfo(osm.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		OperatingSystemConfigs: configs,
 		ProvisioningPayloads:   payloads,
+		MachineJoins:           joins,
 	}
 	return info
 }

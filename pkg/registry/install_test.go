@@ -10,6 +10,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/machinejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
@@ -21,15 +22,32 @@ func TestBuild(t *testing.T) {
 	info := registry.Build(
 		operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
 		provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
+		machinejoin.NewREST(nil),
 	)
 	if info.PrioritizedVersions[0] != v1alpha1.SchemeGroupVersion {
 		t.Errorf("versions %v", info.PrioritizedVersions)
 	}
 	storages := info.VersionedResourcesStorageMap["v1alpha1"]
-	if len(storages) != 2 {
+	if len(storages) != 3 {
 		t.Fatalf("resources %v", storages)
 	}
 	for name, s := range storages {
+		if n, ok := s.(rest.SingularNameProvider); !ok || n.GetSingularName() == "" {
+			t.Errorf("%s has no singular name", name)
+		}
+		gvk := v1alpha1.SchemeGroupVersion.WithKind(kindOf(s))
+		if !registry.Scheme.Recognizes(gvk) {
+			t.Errorf("scheme does not know %v", gvk)
+		}
+		if name == registry.MachineJoins {
+			// Create-only, like a TokenRequest.
+			_, creater := s.(rest.Creater)
+			_, getter := s.(rest.Getter)
+			if !creater || getter {
+				t.Errorf("%s: Creater %v, Getter %v; want create only", name, creater, getter)
+			}
+			continue
+		}
 		// Read-only: the generic server answers 405 for verbs without an interface.
 		if _, ok := s.(rest.Creater); ok {
 			t.Errorf("%s implements Creater", name)
@@ -42,13 +60,6 @@ func TestBuild(t *testing.T) {
 		}
 		if _, ok := s.(rest.Watcher); !ok {
 			t.Errorf("%s cannot watch", name)
-		}
-		if n, ok := s.(rest.SingularNameProvider); !ok || n.GetSingularName() == "" {
-			t.Errorf("%s has no singular name", name)
-		}
-		gvk := v1alpha1.SchemeGroupVersion.WithKind(kindOf(s))
-		if !registry.Scheme.Recognizes(gvk) {
-			t.Errorf("scheme does not know %v", gvk)
 		}
 	}
 }

@@ -218,6 +218,6 @@ func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.Event
 }
 
 func (s *Store) pendingError(name, reason string) *apierrors.StatusError {
-	return serviceUnavailable(fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
+	return ServiceUnavailable(fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
 		metav1.StatusDetails{Group: s.Resource.Group, Kind: s.Resource.Resource, Name: name})
 }

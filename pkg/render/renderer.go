@@ -134,7 +134,11 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
 	}
 	if string(pc.CloudProvider) == machinecontroller.CloudProviderEdge {
-		script := edgeScript(&in.Cluster, md.Namespace, md.Name)
+		var carried []byte // the script fetches the bootstrap payload
+		if compiled.bootstrap.templates.Reads(machineJoinField) {
+			carried = res.Bootstrap.UserData
+		}
+		script := edgeScript(&in.Cluster, md.Namespace, md.Name, carried)
 		res.EdgeScript = &script
 	}
 	return res, nil

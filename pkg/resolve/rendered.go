@@ -42,6 +42,9 @@ type Rendered struct {
 	// (a paused MD, or the moments before machine-controller bumps the
 	// revision): "template changed; waits for the MD's next revision".
 	Waiting string
+	// NodeJoin says how the MD's nodes get their kubelet credentials, known
+	// once the profile parsed (a pending render knows it too).
+	NodeJoin osm.NodeJoinMode
 	// Overlays are the overlays applied, in order (or tried: with Err).
 	Overlays []osm.OverlayReference
 

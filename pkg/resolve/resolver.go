@@ -62,6 +62,10 @@ type Config struct {
 	Overlays *overlays.Selector
 	// Render renders one input; nil means a new render.Renderer's.
 	Render func(render.Input) (*render.Result, error)
+	// NodeJoin says how nodes of a profile with its overlays, for a
+	// container runtime, get their kubelet credentials; nil means the
+	// renderer's of Render (a new render.Renderer's when Render is set).
+	NodeJoin func(*ospv1alpha1.OperatingSystemProfile, []*overlaysv1alpha1.OperatingSystemProfileOverlay, string) (osm.NodeJoinMode, error)
 	// CacheSize bounds the render cache, in MachineDeployments.
 	CacheSize int
 	// ConcurrentRenders bounds the renders running at once; <= 0 means
@@ -80,8 +84,12 @@ var _ Interface = &Resolver{}
 
 // New returns a Resolver.
 func New(cfg Config) *Resolver {
+	renderer := render.NewRenderer()
 	if cfg.Render == nil {
-		cfg.Render = render.NewRenderer().Render
+		cfg.Render = renderer.Render
+	}
+	if cfg.NodeJoin == nil {
+		cfg.NodeJoin = renderer.NodeJoin
 	}
 	cache := NewCache(cfg.CacheSize, cfg.ConcurrentRenders)
 	// One hash per MD, as many as the render cache holds renders.
@@ -143,18 +151,10 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 			return NewFailed(profile, requestedSpec(osp), err)
 		}
 	}
-	kubelet, fetch, ok := r.cfg.Tokens.Tokens(md)
-	if !ok {
-		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForTokens}}
-	}
 	// One load: the key and the render must be of the same facts.
 	f := r.cfg.Facts.Current()
 	if f == nil {
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
-	}
-	md, mdHash, waiting, tokens, err := r.effective(md, kubelet, fetch)
-	if err != nil {
-		return &Rendered{Profile: profile, Err: err}
 	}
 	var candidate *overlaysv1alpha1.OperatingSystemProfileOverlay
 	if c != nil {
@@ -164,8 +164,27 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	if err != nil {
 		return NewFailed(profile, requestedSpec(osp), err)
 	}
+	// Which tokens the render needs depends on how the profile's nodes
+	// join, with its overlays (one may replace the bootstrap's files).
+	mode, err := r.cfg.NodeJoin(osp, ovs, f.Node.ContainerRuntime)
+	if err != nil {
+		// The profile does not parse: its render would fail the same way.
+		return NewFailed(profile, requestedSpec(osp), err)
+	}
+	kubelet, fetch := r.cfg.Tokens.Tokens(md)
+	if mode == osm.NodeJoinMachineJoin {
+		kubelet = "" // none is made for such an MD; one left over is not used
+	}
+	if fetch == "" || kubelet == "" && mode != osm.NodeJoinMachineJoin {
+		return &Rendered{Profile: profile, NodeJoin: mode, Err: &PendingError{Reason: waitingForTokens}}
+	}
+	md, mdHash, waiting, tokens, err := r.effective(md, kubelet, fetch)
+	if err != nil {
+		return &Rendered{Profile: profile, NodeJoin: mode, Err: err}
+	}
 	render := func() *Rendered {
 		out := r.render(md, osp, ovs, profile, f, kubelet, fetch, c == nil)
+		out.NodeJoin = mode
 		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
 		}

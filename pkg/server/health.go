@@ -35,6 +35,8 @@ func (in apiInputs) readiness(feed *changefeed.Feed) *readiness {
 			in.streams.overlays.Name():           in.overlays.HasSynced,
 			in.streams.tokens.Name():             in.tokens.HasSynced, // kubelet bootstrap and fetch tokens
 			in.streams.payloads.Name():           in.payloads.HasSynced,
+			"machines":                           in.machines.HasSynced,
+			"nodes":                              in.nodes.HasSynced,
 		},
 		facts: in.factsSource,
 		feed:  feed,

@@ -76,6 +76,15 @@ type apiInputs struct {
 	machineDeployments, machineSets, profiles, payloads, overlays cache.SharedIndexInformer
 	tokens                                                        *tokens.Informer
 	selector                                                      *overlays.Selector
+	// machines and nodes are read by the MachineJoin exchange only.
+	machines, nodes cache.SharedIndexInformer
+}
+
+// joinSynced says whether every informer the MachineJoin exchange reads has
+// listed.
+func (in apiInputs) joinSynced() bool {
+	return in.machines.HasSynced() && in.nodes.HasSynced() && in.machineSets.HasSynced() &&
+		in.machineDeployments.HasSynced() && in.tokens.HasSynced()
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:

@@ -14,6 +14,7 @@ import (
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -25,7 +26,9 @@ import (
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/machinejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/profilereview"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
@@ -47,6 +50,9 @@ type Config struct {
 	Facts facts.Config
 	// Syncer configures the syncer.
 	Syncer syncer.Options
+	// MachineJoin configures the exchange of MachineJoins and the leader's
+	// CSR approver and credential cleanup.
+	MachineJoin nodejoin.Options
 	// ProfileNamespace holds the profiles of MDs that name no namespace, the
 	// default profiles and the syncer's Lease (--namespace).
 	ProfileNamespace string
@@ -78,6 +84,9 @@ type Clusters struct {
 	// MachineSets lists and watches the worker's MachineSets, which hold the
 	// template of each MD revision.
 	MachineSets cache.ListerWatcher
+	// Machines and Nodes list and watch the worker's Machines and the
+	// metadata of its Nodes: whom a MachineJoin is for, and who joined.
+	Machines, Nodes cache.ListerWatcher
 }
 
 // workerQPS lets the syncer write ~7 objects per new MachineDeployment:
@@ -89,12 +98,17 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	w := rest.CopyConfig(worker)
 	w.QPS, w.Burst = workerQPS, workerBurst
 	var c Clusters
-	var errs [5]error
+	var errs [7]error
 	c.Profiles, errs[0] = versioned.NewForConfig(management)
 	c.Management, errs[1] = kubernetes.NewForConfig(management)
 	c.Worker, errs[2] = kubernetes.NewForConfig(w)
 	c.MachineDeployments, errs[3] = machinecontroller.NewListWatch(worker)
 	c.MachineSets, errs[4] = machinecontroller.NewMachineSetListWatch(worker)
+	c.Machines, errs[5] = machinecontroller.NewMachineListWatch(worker)
+	var nodes metadata.Interface
+	if nodes, errs[6] = metadata.NewForConfig(worker); errs[6] == nil {
+		c.Nodes = machinecontroller.NewNodeListWatch(nodes)
+	}
 	c.WorkerConfig = worker
 	return c, errors.Join(errs[:]...)
 }
@@ -127,6 +141,9 @@ func (c *Config) Complete() CompletedConfig {
 	if cfg.Syncer.LeaderElection.Namespace == "" {
 		cfg.Syncer.LeaderElection.Namespace = cfg.ProfileNamespace
 	}
+	if cfg.MachineJoin == (nodejoin.Options{}) {
+		cfg.MachineJoin = nodejoin.DefaultOptions()
+	}
 	return CompletedConfig{&completedConfig{generic: c.Generic.Complete(), cfg: cfg}}
 }
 
@@ -139,7 +156,8 @@ type Server struct {
 func (c completedConfig) New() (*Server, error) {
 	cfg := c.cfg
 	cl := cfg.Clusters
-	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil {
+	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil ||
+		cl.Machines == nil || cl.Nodes == nil {
 		return nil, errors.New("osm-apiserver needs clients of the management and worker clusters")
 	}
 	metrics.Register()
@@ -164,6 +182,10 @@ func (c completedConfig) New() (*Server, error) {
 	selector := newOverlaySelector(overlayInformer, cfg.ProfileNamespace)
 	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
+	// Machines and Nodes are no input of a render: no streams of the feed.
+	machineInformer := machinecontroller.NewMachineInformer(cl.Machines)
+	nodeInformer := machinecontroller.NewNodeInformer(cl.Nodes)
+	machines := machinecontroller.NewMachineReader(machineInformer.GetIndexer(), msInformer.GetIndexer(), nodeInformer.GetIndexer())
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace:  cfg.ProfileNamespace,
 		Profiles:          osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
@@ -183,14 +205,25 @@ func (c completedConfig) New() (*Server, error) {
 		streams: streams, mds: mds, resolver: resolver, factsSource: factsSource, refresh: refresh,
 		machineDeployments: mdInformer, machineSets: msInformer, profiles: ospInformer, tokens: tokenInformer,
 		payloads: payloadInformer.Informer(), overlays: overlayInformer, selector: selector,
+		machines: machineInformer, nodes: nodeInformer,
 	}
 	if err := inputs.publishChanges(feed); err != nil {
 		return nil, err
 	}
 
+	exchange := &nodejoin.Exchange{
+		Callers:            tokens.NewSource(tokenInformer),
+		MachineDeployments: mds,
+		Machines:           machines,
+		Resolver:           resolver,
+		Facts:              factsSource,
+		Issuer:             &nodejoin.Issuer{Client: cl.Worker, TTL: cfg.MachineJoin.CredentialTTL, RetryWindow: cfg.MachineJoin.RetryWindow},
+		Synced:             inputs.joinSynced,
+	}
 	info := registry.Build(
 		operatingsystemconfig.NewREST(mds, resolver, feed),
 		provisioningpayload.NewREST(mds, resolver, feed),
+		machinejoin.NewREST(exchange),
 	)
 	info.VersionedResourcesStorageMap["v1alpha1"][registry.ProfileReviews] = profilereview.NewREST(profilereview.Config{
 		ProfileNamespace: cfg.ProfileNamespace, MachineDeployments: mds, Resolver: resolver, Overlays: selector,
@@ -207,6 +240,8 @@ func (c completedConfig) New() (*Server, error) {
 		Client:             cl.Worker,
 		MachineDeployments: mdInformer,
 		MachineSets:        msInformer,
+		Machines:           machines,
+		MachineInformer:    machineInformer,
 		Profiles:           ospInformer,
 		Overlays:           overlayInformer,
 		OverlayClient:      cl.Profiles.OverlaysV1alpha1(),
@@ -228,19 +263,28 @@ func (c completedConfig) New() (*Server, error) {
 			return nil, err
 		}
 	}
+	joinController := nodejoin.ControllerConfig{
+		Client: cl.Worker, Machines: machines, MachineInformer: machineInformer, NodeInformer: nodeInformer, TTL: cfg.MachineJoin.CredentialTTL,
+	}
 	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
 		ctx := hook.Context
 		go ospInformer.RunWithContext(ctx)
 		go overlayInformer.RunWithContext(ctx)
 		go mdInformer.RunWithContext(ctx)
 		go msInformer.RunWithContext(ctx)
+		go machineInformer.RunWithContext(ctx)
+		go nodeInformer.RunWithContext(ctx)
 		tokenInformer.Start(ctx.Done())
 		payloadInformer.Start(ctx.Done())
 		factsSource.Start(ctx)
 		go func() {
 			// Run returns when ctx ends; an error is a configuration error the
 			// API can keep serving through, so it is logged rather than fatal.
-			if err := syncer.Run(ctx, cfg.Syncer.LeaderElection, installer, sc); err != nil {
+			if err := syncer.Run(ctx, cfg.Syncer.LeaderElection, installer, sc, func(ctx context.Context) {
+				if err := nodejoin.NewController(joinController).Run(ctx); err != nil {
+					klog.ErrorS(err, "Machine join controller stopped")
+				}
+			}); err != nil {
 				klog.ErrorS(err, "Syncer stopped")
 			}
 		}()

@@ -48,6 +48,14 @@ type listWatch struct{ *cache.ListWatch }
 
 func (listWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
+// emptyListWatch lists list, empty, and watches nothing.
+func emptyListWatch(list runtime.Object) listWatch {
+	return listWatch{&cache.ListWatch{
+		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list.DeepCopyObject(), nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}}
+}
+
 // startServer runs osm-apiserver on 127.0.0.1 with fake clusters behind it,
 // its syncer included, waits until it is ready, and returns a client
 // authenticated as the loopback (privileged) user.
@@ -110,12 +118,9 @@ func runServer(t testing.TB, renderer func(render.Input) (*render.Result, error)
 				},
 				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return mdWatch, nil },
 			}},
-			MachineSets: listWatch{&cache.ListWatch{
-				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-					return &clusterv1alpha1.MachineSetList{}, nil
-				},
-				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-			}},
+			MachineSets: emptyListWatch(&clusterv1alpha1.MachineSetList{}),
+			Machines:    emptyListWatch(&clusterv1alpha1.MachineList{}),
+			Nodes:       emptyListWatch(&metav1.PartialObjectMetadataList{}),
 		},
 		Facts:  facts.Config{Cluster: render.ClusterInfo{ServerURL: "https://127.0.0.1:6443", CACert: "ca"}},
 		Render: renderer,
@@ -154,7 +159,10 @@ func TestServer(t *testing.T) {
 	}
 	for _, r := range resources.APIResources {
 		want := "get,list,watch"
-		if r.Name == "profilereviews" {
+		switch r.Name {
+		case "machinejoins":
+			want = "create"
+		case "profilereviews":
 			want = "create" // a question answered, like a SubjectAccessReview
 		}
 		if slices.Sort(r.Verbs); strings.Join(r.Verbs, ",") != want || r.SingularName == "" {

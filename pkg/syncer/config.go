@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	overlaysclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -34,6 +35,12 @@ type Config struct {
 	// MachineSets is the informer of machinecontroller.NewMachineSetInformer;
 	// nil if MachineSets are not watched.
 	MachineSets cache.SharedIndexInformer
+	// Machines reads the Machines of an MD and whether they joined, and
+	// MachineInformer is their informer; both nil if Machines are not watched
+	// (then an MD that switched to MachineJoin loses what it had in the
+	// compatibility mode at once, not once its Machines joined).
+	Machines        *machinecontroller.MachineReader
+	MachineInformer cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer
 	// Overlays is the OperatingSystemProfileOverlay informer (management

@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +41,7 @@ type Controller struct {
 
 	// overlayQueue holds the overlays whose status needs computing.
 	overlayQueue workqueue.TypedRateLimitingInterface[string]
-	// namespaceQueue holds namespaceKey while cloud-init-settings needs a look.
+	// namespaceQueue holds the managed namespaces that need a look.
 	namespaceQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceReady is set while cloud-init-settings exists and is not being
 	// deleted; MachineDeployments are synced only then.
@@ -49,10 +50,10 @@ type Controller struct {
 	selfSubject *rbacv1.Subject
 	selfKnown   bool
 	stopEvents  func()
+	// compatibility holds, per MD in the compatibility mode, the profile
+	// revision its Warning was recorded for in this term.
+	compatibility sync.Map
 }
-
-// namespaceKey is the one key of namespaceQueue.
-const namespaceKey = "namespace"
 
 // New returns a Controller for cfg.
 func New(cfg Config) (*Controller, error) {
@@ -125,7 +126,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.owned.start(ctx)
 	// The namespace and the syncer's access to it first: the informers of its
 	// contents wait for them.
-	c.namespaceQueue.Add(namespaceKey)
+	for _, m := range managedNamespaces {
+		c.namespaceQueue.Add(m.name)
+	}
 	go c.runNamespace(ctx)
 	synced := []cache.InformerSynced{c.cfg.Tokens.HasSynced, c.cfg.Payloads.HasSynced}
 	for _, r := range registrations {
@@ -169,7 +172,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.queue.AddRateLimited(key)
 		if apierrors.IsForbidden(err) {
 			// Perhaps the syncer's own RoleBinding in cloud-init-settings went.
-			c.namespaceQueue.Add(namespaceKey)
+			c.namespaceQueue.Add(machinecontroller.CloudInitSettingsNamespace)
 		}
 	default:
 		c.queue.Forget(key)

@@ -41,6 +41,18 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: onChange(c.onMachineSet),
 			DeleteFunc: c.onMachineSet,
 		}},
+		// A Machine that joined or went may let its MD shed what it had in
+		// the compatibility mode.
+		{c.cfg.MachineInformer, cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, cur any) {
+				o, ok1 := old.(*clusterv1alpha1.Machine)
+				n, ok2 := cur.(*clusterv1alpha1.Machine)
+				if ok1 && ok2 && (o.Status.NodeRef == nil) != (n.Status.NodeRef == nil) {
+					c.onMachine(cur)
+				}
+			},
+			DeleteFunc: c.onMachine,
+		}},
 		// Our own objects: someone else changing or deleting one must be repaired.
 		{c.cfg.Tokens.Informer(), ownedHandler(c.onOwned)},
 		{c.cfg.Tokens.FetchInformer(), ownedHandler(c.onOwned)},
@@ -52,11 +64,13 @@ func (c *Controller) addHandlers() ([]handler, error) {
 		{c.owned.serviceAccounts, ownedHandler(c.onOwned)},
 		{c.owned.roles, ownedHandler(c.onOwnedAccess)},
 		{c.owned.roleBindings, ownedHandler(c.onOwnedAccess)},
-		{c.owned.namespace, cache.ResourceEventHandlerFuncs{
+	}
+	for _, m := range managedNamespaces {
+		pairs = append(pairs, pair{c.owned.namespace[m.name], cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onNamespace,
 			UpdateFunc: func(_, cur any) { c.onNamespace(cur) }, // rare; resyncs are off
 			DeleteFunc: c.onNamespace,
-		}},
+		}})
 	}
 	var handlers []handler
 	for _, p := range pairs {
@@ -164,13 +178,15 @@ func (c *Controller) onOwnedAccess(obj any) {
 	}
 }
 
-// onNamespace wakes the namespace worker on any change of cloud-init-settings.
+// onNamespace wakes the namespace worker on any change of a managed namespace.
 func (c *Controller) onNamespace(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if m, err := meta.Accessor(obj); err == nil && m.GetName() == machinecontroller.CloudInitSettingsNamespace {
-		c.namespaceQueue.Add(namespaceKey)
+	if m, err := meta.Accessor(obj); err == nil {
+		if _, managed := c.owned.namespace[m.GetName()]; managed {
+			c.namespaceQueue.Add(m.GetName())
+		}
 	}
 }
 
@@ -199,6 +215,18 @@ func (c *Controller) onMachineSet(obj any) {
 	}
 	if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
 		if ref, ok := machinecontroller.MachineDeploymentOf(ms); ok {
+			c.enqueue(ref)
+		}
+	}
+}
+
+// onMachine enqueues the MachineDeployment a Machine belongs to.
+func (c *Controller) onMachine(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, ok := obj.(*clusterv1alpha1.Machine); ok && c.cfg.Machines != nil {
+		if ref, ok := c.cfg.Machines.MachineDeploymentOf(m); ok {
 			c.enqueue(ref)
 		}
 	}

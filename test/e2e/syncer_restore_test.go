@@ -204,7 +204,7 @@ func TestSyncerAccessCannotBeBoundElsewhere(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: syncer.AccessClusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "kube-system", Name: "osm-apiserver"}},
 	}
-	if _, err := osm.RbacV1().RoleBindings(testNamespace).Create(ctx, binding, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "cloud-init-settings only") {
+	if _, err := osm.RbacV1().RoleBindings(testNamespace).Create(ctx, binding, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "cloud-init-settings and osm-node-join only") {
 		t.Errorf("the syncer bound its access in %s: %v", testNamespace, err)
 		_ = env.kube.RbacV1().RoleBindings(testNamespace).Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 	}

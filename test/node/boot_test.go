@@ -14,7 +14,7 @@ import (
 type boot struct {
 	name     string // in the summary line
 	md       string
-	node     string // the machine's name, which the node must register under
+	node     string // the Machine's name, which the node must register under
 	cloud    string
 	ipFamily string
 	ipv6     bool   // the VM's network is dual-stack
@@ -84,6 +84,10 @@ func runBoot(t *testing.T, b boot) error {
 		return fail(err)
 	}
 	report("%s: Ready after %d s, pod Running", label, int(readyAfter.Seconds()))
+	if err := checkReplayRefused(ctx, vm, b); err != nil {
+		return fail(fmt.Errorf("after the join: %w", err))
+	}
+	report("%s: user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
 	if overlay != nil {
 		if err := checkOverlay(ctx, vm, b, overlay); err != nil {
 			return fail(err)
@@ -101,11 +105,14 @@ func runBoot(t *testing.T, b boot) error {
 	return nil
 }
 
-// startVM creates the boot's MD, takes the user-data machine-controller would
-// pass (none for edge) and boots the VM.
+// startVM creates the boot's MD, its MachineSet and Machine, takes the
+// user-data machine-controller would pass (none for edge) and boots the VM.
 func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 	if err := createMD(ctx, b); err != nil {
 		return nil, fmt.Errorf("MachineDeployment %s: %w", b.md, err)
+	}
+	if err := createMachine(ctx, b); err != nil {
+		return nil, err
 	}
 	var userData []byte
 	if !b.edge {

@@ -34,6 +34,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&OperatingSystemConfigList{},
 		&ProvisioningPayload{},
 		&ProvisioningPayloadList{},
+		&MachineJoin{},
 		&ProfileReview{},
 	)
 	return nil

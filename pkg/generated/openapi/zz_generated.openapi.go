@@ -52,6 +52,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContentInline":                             schema_pkg_apis_osm_v1alpha1_FileContentInline(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ItemReview":                                    schema_pkg_apis_osm_v1alpha1_ItemReview(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineDeploymentReview":                       schema_pkg_apis_osm_v1alpha1_MachineDeploymentReview(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoin":                                   schema_pkg_apis_osm_v1alpha1_MachineJoin(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinSpec":                               schema_pkg_apis_osm_v1alpha1_MachineJoinSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinStatus":                             schema_pkg_apis_osm_v1alpha1_MachineJoinStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus":                                schema_pkg_apis_osm_v1alpha1_NodeJoinStatus(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OSCConfig":                                     schema_pkg_apis_osm_v1alpha1_OSCConfig(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfig":                         schema_pkg_apis_osm_v1alpha1_OperatingSystemConfig(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigList":                     schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigList(ref),
@@ -1115,6 +1119,156 @@ func schema_pkg_apis_osm_v1alpha1_MachineDeploymentReview(ref common.ReferenceCa
 	}
 }
 
+func schema_pkg_apis_osm_v1alpha1_MachineJoin(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineJoin is a booting node's request for the join credentials of the machine named in its user-data, made with the fetch credential of that user-data, like a TokenRequest: create-only, nothing is stored as this kind, and the answer is in the status of the created object. It is answered only for the caller's own MachineDeployment, in its namespace, while the Machine exists, has no Node, and has not been answered before (except again to the same boot, shortly after: a node whose answer got lost). Any other request is refused with 403 and the reason.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineJoinSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineJoinSpec names the machine and the boot asking.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"machineName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineName is the Machine (cluster.k8s.io/v1alpha1), in the request's namespace, the node boots as: machine-controller writes it into the user-data in place of <MACHINE_NAME>.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"bootID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootID identifies the boot asking: the node's /proc/sys/kernel/random/boot_id. A request of the same boot within the retry window after the first answer is answered again.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"machineName", "bootID"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineJoinStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineJoinStatus is the answer: what the node needs to join as that machine.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kubeconfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kubeconfig is the kubelet's bootstrap kubeconfig: the API server, its CA and a token of the machine's join identity, good only for asking for a client certificate of the machine's node (osm-apiserver approves no other), until it expires or the node has registered.",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+					"expirationTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExpirationTimestamp is when the token in Kubeconfig expires.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"provisioning": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Provisioning is the provisioning user-data of the machine's MachineDeployment, as the payload <machinedeployment>-provisioning.",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+					"provisioningFormat": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProvisioningFormat is the format of Provisioning: cloud-init or ignition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_NodeJoinStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodeJoinStatus says how nodes join and what the credential in their user-data can do.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"mode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mode is MachineJoin or Compatibility.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says what a node reads with the credential of its user-data.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"mode", "message"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_osm_v1alpha1_OSCConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1381,6 +1535,12 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 							Format:      "",
 						},
 					},
+					"nodeJoin": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeJoin says how the MachineDeployment's nodes get their kubelet credentials, and what the credential in their user-data can do; absent while the profile's templates are not known (the profile is missing or does not parse).",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus"),
+						},
+					},
 					"overlays": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
@@ -1403,7 +1563,7 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 			},
 		},
 		Dependencies: []string{
-			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
 	}
 }
 

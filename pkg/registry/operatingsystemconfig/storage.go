@@ -104,6 +104,7 @@ func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv 
 			ProvisioningPayloadSize:   out.Provisioning.Size,
 			RenderError:               registry.ErrorMessage(renderErr),
 			Pending:                   pending,
+			NodeJoin:                  resolve.NodeJoinStatus(out.NodeJoin),
 			Overlays:                  out.Overlays,
 		},
 	}

@@ -23,6 +23,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Status", Type: "string", Description: "Rendered, Pending and what the config waits for, or the render error."},
 	{Name: "Overlays", Type: "string", Description: "OperatingSystemProfileOverlays that shaped the config, in the order applied (namespace/ for those of another namespace); - for none."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
+	{Name: "Join", Type: "string", Priority: 1, Description: "How nodes get their kubelet credentials: MachineJoin, or Compatibility (they read the MachineDeployment's Secrets)."},
 }
 
 // ConvertToTable implements rest.TableConvertor.
@@ -51,7 +52,10 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 	if osc.Status.Profile.Version != "" {
 		profile += "@" + osc.Status.Profile.Version
 	}
-	bootstrap, provisioning := "-", "-"
+	bootstrap, provisioning, join := "-", "-", "-"
+	if osc.Status.NodeJoin != nil {
+		join = string(osc.Status.NodeJoin.Mode)
+	}
 	switch {
 	case osc.Status.RenderError != "":
 		status = "Error: " + registry.Short(osc.Status.RenderError)
@@ -77,6 +81,7 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			status,
 			overlayNames(osc),
 			registry.Age(osc.CreationTimestamp),
+			join,
 		},
 		Object: runtime.RawExtension{Object: osc},
 	})

@@ -36,6 +36,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&OperatingSystemConfigList{},
 		&ProvisioningPayload{},
 		&ProvisioningPayloadList{},
+		&MachineJoin{},
 		&ProfileReview{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)

@@ -18,6 +18,8 @@ limitations under the License.
 
 package v1alpha1
 
+type MachineJoinExpansion interface{}
+
 type OperatingSystemConfigExpansion interface{}
 
 type ProfileReviewExpansion interface{}

@@ -28,6 +28,7 @@ import (
 
 type OsmV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	MachineJoinsGetter
 	OperatingSystemConfigsGetter
 	ProfileReviewsGetter
 	ProvisioningPayloadsGetter
@@ -36,6 +37,10 @@ type OsmV1alpha1Interface interface {
 // OsmV1alpha1Client is used to interact with features provided by the osm.k8c.io group.
 type OsmV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *OsmV1alpha1Client) MachineJoins(namespace string) MachineJoinInterface {
+	return newMachineJoins(c, namespace)
 }
 
 func (c *OsmV1alpha1Client) OperatingSystemConfigs(namespace string) OperatingSystemConfigInterface {

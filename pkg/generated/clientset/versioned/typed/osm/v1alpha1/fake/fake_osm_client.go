@@ -28,6 +28,10 @@ type FakeOsmV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeOsmV1alpha1) MachineJoins(namespace string) v1alpha1.MachineJoinInterface {
+	return newFakeMachineJoins(c, namespace)
+}
+
 func (c *FakeOsmV1alpha1) OperatingSystemConfigs(namespace string) v1alpha1.OperatingSystemConfigInterface {
 	return newFakeOperatingSystemConfigs(c, namespace)
 }

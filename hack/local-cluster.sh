@@ -52,10 +52,11 @@ export KUBECACHEDIR="$DIR/kube-cache"
 
 kc() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
+# binaries sets BIN_DIR, building what this cluster runs when it is not built yet.
 binaries() {
-  if [ ! -x "${BIN_DIR:-}/kube-apiserver" ]; then
-    BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh")"
-  fi
+  local want=(kube-apiserver kubectl etcd)
+  if [ "${OSM_CONTROLLER_MANAGER:-}" = 1 ]; then want+=(kube-controller-manager); fi
+  BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh" "${want[@]}")"
 }
 
 # write_kubeconfig FILE CERT: a kubeconfig for kube-apiserver with client cert CERT.

@@ -149,7 +149,7 @@ step "VM image: rootfs.img, vmlinuz, initrd.img" "~20 seconds"
 build_image "$ROOTFS_PART" "$KIT.tmp"
 step_done
 step "kubelet and kubectl $KUBE_VERSION" "hack/build-cluster-binaries.sh: at once when built, else 8-12 minutes"
-kube_dir=$("$ROOT/hack/build-cluster-binaries.sh")
+kube_dir=$("$ROOT/hack/build-cluster-binaries.sh" kubelet kubectl)
 step_done
 step "mirror: kubelet, kubectl, CNI plugins, crictl and their checksums" "~20 seconds"
 build_mirror "$kube_dir" "$KIT.tmp/mirror"

@@ -36,8 +36,8 @@ if [ -z "${OSM_NODE_KIT:-}" ]; then
   log "node kit ready after $(($(date +%s) - start)) s: $OSM_NODE_KIT"
 fi
 export OSM_NODE_KIT
-# kube-apiserver, kube-controller-manager, kubectl, etcd (the kit built the kubelet with them).
-hack/build-cluster-binaries.sh >/dev/null
+# What the test's cluster runs (the kit has the kubelet and kubectl the VMs get).
+hack/build-cluster-binaries.sh kube-apiserver kubectl etcd kube-controller-manager >/dev/null
 
 run=()
 [ -z "${OSM_NODE_TEST_RUN:-}" ] || run=(-run "$OSM_NODE_TEST_RUN")

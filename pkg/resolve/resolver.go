@@ -92,10 +92,17 @@ const (
 
 // Resolve implements Interface.
 func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
-	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
-	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
+	p, err := r.profileOf(md)
+	if err != nil {
+		return &Rendered{Err: err}
+	}
+	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name, Defaulted: p.Defaulted}
 	osp, err := r.cfg.Profiles.OperatingSystemProfiles(profile.Namespace).Get(profile.Name)
 	if err != nil && apierrors.IsNotFound(err) { // IsNotFound allocates even for nil
+		if p.Defaulted {
+			return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found (the default for the MD's operating system: the MD names none in %s)",
+				p, machinecontroller.AnnotationOSP)}
+		}
 		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
 	}
 	if err != nil {
@@ -164,6 +171,18 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		}
 		return out
 	})
+}
+
+// profileOf returns the profile md names or, when it names none, the default
+// of the operating system its payloads are for: that of its revision's
+// template (see effective), which is the MD's own unless it changed since.
+func (r *Resolver) profileOf(md *clusterv1alpha1.MachineDeployment) (machinecontroller.Profile, error) {
+	if md.Annotations[machinecontroller.AnnotationOSP] == "" {
+		if ms := r.cfg.Revisions.MachineSet(md); ms != nil {
+			return machinecontroller.ProfileOfTemplate(md, &ms.Spec.Template.Spec, r.cfg.ProfileNamespace)
+		}
+	}
+	return machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
 }
 
 // errSecretDependent is the error of a render that fails with the real

@@ -3,7 +3,7 @@
 #   0 apis, generated, lru, metrics, machinecontroller (the contract)
 #   1 render            OSP + MD + facts -> bytes
 #   2 facts, tokens, changefeed, resolve, defaultosps
-#   3 registry, syncer
+#   3 registry, syncer, migrate
 #   4 server
 #   5 options (flags), cmd
 #   6 test, and tools in hack/ (imagebuild)
@@ -18,7 +18,7 @@ layer() {
     pkg/apis/* | pkg/generated/* | pkg/lru* | pkg/metrics* | pkg/machinecontroller*) echo 0 ;;
     pkg/render*) echo 1 ;;
     pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/defaultosps* | artifacts/*) echo 2 ;;
-    pkg/registry* | pkg/syncer*) echo 3 ;;
+    pkg/registry* | pkg/syncer* | pkg/migrate*) echo 3 ;;
     pkg/server*) echo 4 ;;
     pkg/options* | cmd/*) echo 5 ;;
     test/* | hack/*) echo 6 ;;

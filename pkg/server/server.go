@@ -77,6 +77,8 @@ type Clusters struct {
 	// MachineSets lists and watches the worker's MachineSets, which hold the
 	// template of each MD revision.
 	MachineSets cache.ListerWatcher
+	// Separate says the worker cluster is not the management cluster.
+	Separate bool
 }
 
 // workerQPS lets the syncer write ~7 objects per new MachineDeployment:
@@ -95,6 +97,7 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	c.MachineDeployments, errs[3] = machinecontroller.NewListWatch(worker)
 	c.MachineSets, errs[4] = machinecontroller.NewMachineSetListWatch(worker)
 	c.WorkerConfig = worker
+	c.Separate = worker != management
 	return c, errors.Join(errs[:]...)
 }
 
@@ -191,7 +194,11 @@ func (c completedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
-	if err := generic.AddReadyzChecks(inputs.readiness(feed)); err != nil {
+	upstream := &upstreamCheck{management: cl.Management}
+	if cl.Separate {
+		upstream.worker = cl.Worker
+	}
+	if err := generic.AddReadyzChecks(inputs.readiness(feed), upstream); err != nil {
 		return nil, err
 	}
 
@@ -225,6 +232,7 @@ func (c completedConfig) New() (*Server, error) {
 		tokenInformer.Start(ctx.Done())
 		payloadInformer.Start(ctx.Done())
 		factsSource.Start(ctx)
+		go upstream.run(ctx)
 		go func() {
 			// Run returns when ctx ends; an error is a configuration error the
 			// API can keep serving through, so it is logged rather than fatal.

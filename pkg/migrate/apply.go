@@ -21,14 +21,16 @@ import (
 var ErrBlocked = errors.New("the migration is blocked")
 
 // Apply does the steps of p that need not wait, in order, and reports each
-// through done. Every step is idempotent: what is gone already counts as done.
-// It stops at the first failure.
+// step through done: with its error when it was done, with none when it
+// waits (s.Wait). Every step is idempotent: what is gone already counts as
+// done. It stops at the first failure.
 func Apply(ctx context.Context, c Clients, p *Plan, done func(i int, s Step, err error)) error {
 	if len(p.Blocked) > 0 {
 		return ErrBlocked
 	}
 	for i, s := range p.Steps {
 		if s.Wait != "" {
+			done(i, s, nil)
 			continue
 		}
 		err := apply(ctx, c, s)

@@ -36,9 +36,16 @@ func plan(t *testing.T, c *cluster, golden string) *Plan {
 	if err := p.Write(&out); err != nil {
 		t.Fatal(err)
 	}
+	compareGolden(t, out.Bytes(), golden)
+	return p
+}
+
+// compareGolden compares out with testdata/golden (go test -update writes it).
+func compareGolden(t *testing.T, out []byte, golden string) {
+	t.Helper()
 	path := filepath.Join("testdata", golden)
 	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,24 +53,35 @@ func plan(t *testing.T, c *cluster, golden string) *Plan {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to write it)", err)
 	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("plan differs from %s (go test -update rewrites it):\n%s", path, out.String())
+	if !bytes.Equal(out, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, out)
 	}
-	return p
 }
 
-// applyPlan applies p and returns the actions of the steps that were done.
-func applyPlan(t *testing.T, c *cluster, p *Plan) []Action {
+// applyPlan applies p and returns the actions of the steps that were done;
+// what it prints is compared with testdata/golden.
+func applyPlan(t *testing.T, c *cluster, p *Plan, golden string) []Action {
 	t.Helper()
 	var done []Action
-	err := Apply(context.Background(), c.clients(), p, func(_ int, s Step, err error) {
-		if err == nil {
+	var out bytes.Buffer
+	if err := p.WriteApplying(&out); err != nil {
+		t.Fatal(err)
+	}
+	err := Apply(context.Background(), c.clients(), p, func(i int, s Step, err error) {
+		if err == nil && s.Wait == "" {
 			done = append(done, s.Action)
+		}
+		if werr := WriteResult(&out, i, s, err); werr != nil {
+			t.Fatal(werr)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := p.WriteLeft(&out); err != nil {
+		t.Fatal(err)
+	}
+	compareGolden(t, out.Bytes(), golden)
 	return done
 }
 
@@ -89,7 +107,7 @@ func TestMigrationIsOrderedAndIdempotent(t *testing.T) {
 	c := newCluster(t)
 
 	first := plan(t, c, "first-run.txt")
-	done := applyPlan(t, c, first)
+	done := applyPlan(t, c, first, "first-run-applied.txt")
 	want := []Action{DeleteWebhookConfiguration, RemoveFinalizer, DeleteUpstreamPayloads, RemoveFinalizer, DeleteOSCs, DeleteOSCCRD}
 	if !slices.Equal(done, want) {
 		t.Errorf("first run did %v, want %v", done, want)
@@ -126,7 +144,7 @@ func TestMigrationIsOrderedAndIdempotent(t *testing.T) {
 		}
 	}
 	second := plan(t, c, "second-run.txt")
-	done = applyPlan(t, c, second)
+	done = applyPlan(t, c, second, "second-run-applied.txt")
 	want = []Action{RemoveFinalizer, DeleteNodeCredentials, DeleteGetter}
 	if !slices.Equal(done, want) {
 		t.Errorf("second run did %v, want %v", done, want)
@@ -140,7 +158,7 @@ func TestMigrationIsOrderedAndIdempotent(t *testing.T) {
 
 	before := writes(c)
 	third := plan(t, c, "third-run.txt")
-	if done := applyPlan(t, c, third); len(done) != 0 || !third.Empty() {
+	if done := applyPlan(t, c, third, "third-run-applied.txt"); len(done) != 0 || !third.Empty() {
 		t.Errorf("third run did %v", done)
 	}
 	if after := writes(c); after != before {

@@ -58,7 +58,7 @@ type Plan struct {
 // NewPlan orders what to do about s.
 func NewPlan(s *State) *Plan {
 	p := &Plan{}
-	p.found(s)
+	p.sumUp(s)
 	if len(s.Running) > 0 {
 		p.Blocked = append(p.Blocked, fmt.Sprintf("upstream operating-system-manager's controller is running (%s): it would delete the Secrets "+
 			"osm-apiserver takes over and write its own; scale its Deployment to 0 replicas first", strings.Join(s.Running, "; ")))
@@ -103,7 +103,7 @@ func NewPlan(s *State) *Plan {
 		p.Steps = append(p.Steps, Step{Action: DeleteOSCCRD, Objects: []Object{{Kind: "CustomResourceDefinition", Name: OSCCRD, Management: true}},
 			Text: "delete CustomResourceDefinition " + OSCCRD + ": then `kubectl get osc` is osm-apiserver's"})
 	}
-	p.notes(s)
+	p.note(s)
 	return p
 }
 

@@ -7,8 +7,8 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// found sums up what upstream left, one line per kind; none when nothing.
-func (p *Plan) found(s *State) {
+// sumUp sums up what upstream left, one line per kind; none when nothing.
+func (p *Plan) sumUp(s *State) {
 	add := func(what, format string, args ...any) {
 		p.Found = append(p.Found, fmt.Sprintf("%-27s %s", what, fmt.Sprintf(format, args...)))
 	}
@@ -53,9 +53,9 @@ func count(n int, thing string) string {
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
-// notes says what stays as it is: the profiles that are not osm-apiserver's,
+// note says what stays as it is: the profiles that are not osm-apiserver's,
 // which MDs use them, and which MDs name none.
-func (p *Plan) notes(s *State) {
+func (p *Plan) note(s *State) {
 	if s.OSPCRDUpstream {
 		p.Notes = append(p.Notes, "CustomResourceDefinition operatingsystemprofiles."+Group+" is upstream's: apply osm-apiserver's by hand "+
 			"(kubectl apply --server-side -f artifacts/crd/); it keeps a profile's spec immutable without a new spec.version")
@@ -98,7 +98,7 @@ func (p *Plan) Empty() bool {
 	return len(p.Steps) == 0 && len(p.Blocked) == 0
 }
 
-// String lists steps for the output: "  3. text" and, for a waiting one, why.
+// String is the step's text and, for one that waits, why on the lines after.
 func (s Step) String() string {
 	if s.Wait == "" {
 		return s.Text

@@ -78,28 +78,30 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 	}
 	plan := migrate.NewPlan(state)
 	if !o.apply {
-		fmt.Fprintln(out, "osm-apiserver migrate: a dry run, nothing is changed (--apply does the plan)")
-	} else {
-		fmt.Fprintln(out, "osm-apiserver migrate --apply")
+		fmt.Fprintf(out, "osm-apiserver migrate: a dry run, nothing is changed (--apply does the plan)\n\n")
+		return plan.Write(out)
 	}
-	fmt.Fprintln(out)
-	if err := plan.Write(out); err != nil || !o.apply || len(plan.Steps) == 0 {
+	fmt.Fprintf(out, "osm-apiserver migrate --apply\n\n")
+	if err := plan.WriteApplying(out); err != nil {
 		return err
 	}
 	if len(plan.Blocked) > 0 {
 		return errors.New("blocked: nothing was changed (see above)")
 	}
-	fmt.Fprintln(out, "\nApplying:")
 	err = migrate.Apply(ctx, clients, plan, func(i int, s migrate.Step, err error) {
 		_ = migrate.WriteResult(out, i, s, err)
 	})
-	if err != nil {
+	if err := errors.Join(err, plan.WriteLeft(out)); err != nil {
 		return err
 	}
-	if n := plan.Pending(); n > 0 {
+	switch n := plan.Pending(); {
+	case len(plan.Steps) == 0:
+		fmt.Fprintln(out, "\nNothing to do.")
+	case n > 0:
 		return fmt.Errorf("%d of %d steps wait (see above): run osm-apiserver migrate --apply again once they can go ahead", n, len(plan.Steps))
+	default:
+		fmt.Fprintln(out, "\nDone.")
 	}
-	fmt.Fprintln(out, "\nDone.")
 	return nil
 }
 

@@ -92,7 +92,7 @@ const (
 
 // Resolve implements Interface.
 func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
-	p, err := r.profileOf(md)
+	p, err := r.cfg.Revisions.ProfileOf(md, r.cfg.ProfileNamespace)
 	if err != nil {
 		return &Rendered{Err: err}
 	}
@@ -171,18 +171,6 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		}
 		return out
 	})
-}
-
-// profileOf returns the profile md names or, when it names none, the default
-// of the operating system its payloads are for: that of its revision's
-// template (see effective), which is the MD's own unless it changed since.
-func (r *Resolver) profileOf(md *clusterv1alpha1.MachineDeployment) (machinecontroller.Profile, error) {
-	if md.Annotations[machinecontroller.AnnotationOSP] == "" {
-		if ms := r.cfg.Revisions.MachineSet(md); ms != nil {
-			return machinecontroller.ProfileOfTemplate(md, &ms.Spec.Template.Spec, r.cfg.ProfileNamespace)
-		}
-	}
-	return machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
 }
 
 // errSecretDependent is the error of a render that fails with the real

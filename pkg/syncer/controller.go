@@ -35,8 +35,10 @@ type Controller struct {
 	fetch    *tokens.FetchIssuer
 	rbac     *tokens.AccessWriter
 	claims   *machinecontroller.Claims
-	owned    *owned
-	recorder record.EventRecorder
+	// revisions finds the template of an MD's revision; nil without MachineSets.
+	revisions *machinecontroller.RevisionTemplates
+	owned     *owned
+	recorder  record.EventRecorder
 
 	// namespaceQueue holds namespaceKey while cloud-init-settings needs a look.
 	namespaceQueue workqueue.TypedRateLimitingInterface[string]
@@ -88,6 +90,9 @@ func New(cfg Config) (*Controller, error) {
 		recorder: cfg.Recorder,
 	}
 	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
+	if cfg.MachineSets != nil {
+		c.revisions = machinecontroller.NewRevisionTemplates(cfg.MachineSets.GetIndexer())
+	}
 	if c.recorder == nil {
 		broadcaster := record.NewBroadcaster()
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})

@@ -39,7 +39,9 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if md.DeletionTimestamp != nil {
 		return 0, c.cleanup(ctx, ref)
 	}
-	profile, err := machinecontroller.ProfileOf(md, c.cfg.ProfileNamespace)
+	// The profile the resolver renders from: a default is that of the OS of
+	// the revision's template.
+	profile, err := c.revisions.ProfileOf(md, c.cfg.ProfileNamespace)
 	if err != nil {
 		// Nothing to render until the MD changes, which syncs it again; what
 		// it had, it keeps, as after a failed render.

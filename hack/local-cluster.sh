@@ -3,7 +3,7 @@
 # the OSP and MachineDeployment CRDs, and osm-apiserver registered as an APIService.
 # Used by `make demo` and by test/e2e.
 #
-#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~10 s once the binaries are built)
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~15 s once the binaries are built)
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh cluster  certs, etcd, kube-apiserver, CRDs
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh osm      (re)start osm-apiserver, register the APIService
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh down     stop what this dir started, remove DIR
@@ -125,7 +125,7 @@ osp_crd() {
 bootstrap() {
   local t
   t=$(date +%s.%N)
-  log "installing CRDs, cluster-info and namespaces (~3 s)"
+  log "installing CRDs, cluster-info and namespaces (~2 s)"
   kc apply --server-side -f "$(osp_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
   kc wait --for condition=Established --timeout 60s \
     crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/machinedeployments.cluster.k8s.io \
@@ -177,8 +177,9 @@ cmd_cluster() {
   alive kube-apiserver && die "a cluster already runs in $DIR"
   local t
   t=$(date +%s.%N)
-  log "creating CA, serving and client certificates in $PKI (~1 s)"
+  log "creating CA, serving and client certificates in $PKI"
   make_pki
+  log "certificates made in $(elapsed "$t")s"
   start_listener etcd start_etcd
   start_listener kube-apiserver start_kube_apiserver
   OSM_PORT=""

@@ -21,17 +21,18 @@ needs() {
 }
 mapfile -t missing < <(needs)
 if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]} from Debian (about a minute)"
+  log "installing ${missing[*]} from Debian"
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq >/dev/null
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "installed in $SECONDS s"
 fi
 
 if [ -z "${OSM_NODE_KIT:-}" ]; then
   start=$(date +%s)
-  log "node kit (hack/node-kit.sh; 8-15 minutes the first time, plus the cluster binaries)"
+  log "node kit (hack/node-kit.sh; the first build took ~15 minutes on a loaded 2-core machine, docs/benchmarks.md)"
   OSM_NODE_KIT="$(hack/node-kit.sh)"
   log "node kit ready after $(($(date +%s) - start)) s: $OSM_NODE_KIT"
 fi

@@ -87,7 +87,7 @@ func setUp() error {
 		// A killed test binary must not leave etcd and kube-apiserver behind.
 		fmt.Sprintf("OSM_CLUSTER_WATCH_PID=%d", os.Getpid()),
 	}
-	// The first run builds the cluster binaries (8-12 minutes).
+	// The first run builds the cluster binaries (docs/benchmarks.md, First run).
 	if err := command(30*time.Minute, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@
 # the OSP and MachineDeployment CRDs, and osm-apiserver registered as an APIService.
 # Used by `make demo` and by test/e2e.
 #
-#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~10 s once the binaries are built)
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~15 s once the binaries are built)
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh cluster  certs, etcd, kube-apiserver, CRDs
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh osm      (re)start osm-apiserver, register the APIService
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh down     stop what this dir started, remove DIR
@@ -53,10 +53,11 @@ export KUBECACHEDIR="$DIR/kube-cache"
 
 kc() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
+# binaries sets BIN_DIR, building what this cluster runs when it is not built yet.
 binaries() {
-  if [ ! -x "${BIN_DIR:-}/kube-apiserver" ]; then
-    BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh")"
-  fi
+  local want=(kube-apiserver kubectl etcd)
+  if [ "${OSM_CONTROLLER_MANAGER:-}" = 1 ]; then want+=(kube-controller-manager); fi
+  BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh" "${want[@]}")"
 }
 
 # write_kubeconfig FILE CERT: a kubeconfig for kube-apiserver with client cert CERT.
@@ -184,8 +185,9 @@ cmd_cluster() {
   alive kube-apiserver && die "a cluster already runs in $DIR"
   local t
   t=$(date +%s.%N)
-  log "creating CA, serving and client certificates in $PKI (~1 s)"
+  log "creating CA, serving and client certificates in $PKI"
   make_pki
+  log "certificates made in $(elapsed "$t")s"
   start_listener etcd start_etcd
   start_listener kube-apiserver start_kube_apiserver
   OSM_PORT=""

@@ -4,7 +4,7 @@
 #   1 sandbox           the template engine: templates + data -> text, within a budget
 #   2 render            OSP + MD + facts -> bytes
 #   3 facts, tokens, changefeed, overlays, resolve, review, nodejoin, defaultosps
-#   4 registry, syncer
+#   4 registry, syncer, migrate
 #   5 server
 #   6 options (flags), cmd
 #   7 test, and tools in hack/ (imagebuild)
@@ -20,7 +20,7 @@ layer() {
     pkg/sandbox*) echo 1 ;;
     pkg/render*) echo 2 ;;
     pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/overlays* | pkg/resolve* | pkg/review* | pkg/nodejoin* | pkg/defaultosps* | artifacts/*) echo 3 ;;
-    pkg/registry* | pkg/syncer*) echo 4 ;;
+    pkg/registry* | pkg/syncer* | pkg/migrate*) echo 4 ;;
     pkg/server*) echo 5 ;;
     pkg/options* | cmd/*) echo 6 ;;
     test/* | hack/*) echo 7 ;;

@@ -31,9 +31,10 @@ func TestMachineDeploymentChanges(t *testing.T) {
 	}{
 		{name: "status only", old: withProfile, new: statusOnly},
 		{name: "labels", old: withProfile, new: relabelled, want: watch.Modified},
-		{name: "gains a profile", old: without, new: withProfile, want: watch.Added},
-		{name: "loses its profile", old: withProfile, new: without, want: watch.Deleted},
-		{name: "never had one", old: without, new: without},
+		// An MD that names no profile has its OS's default: still an output.
+		{name: "names a profile", old: without, new: withProfile, want: watch.Modified},
+		{name: "names none any more", old: withProfile, new: without, want: watch.Modified},
+		{name: "names none, unchanged", old: without, new: without},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,8 +100,7 @@ func TestMachineSetChangesTouchItsMachineDeployment(t *testing.T) {
 // deleted (tombstones too) or changed as changed says; others touch nothing.
 func TestOwnedChangesTouchTheOwner(t *testing.T) {
 	md := machinecontrollertest.MD("ns", "workers", "osp-ubuntu", nil)
-	noProfile := machinecontrollertest.MD("ns", "plain", "", nil)
-	mds := machinecontrollertest.Lister{md, noProfile}
+	mds := machinecontrollertest.Lister{md}
 	owned := func(ref machinecontroller.Ref, value string) *corev1.Secret {
 		return &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "t-" + ref.Name, Labels: ref.Labels("p"), Annotations: ref.Annotations()},
@@ -119,7 +119,6 @@ func TestOwnedChangesTouchTheOwner(t *testing.T) {
 	c.Update(&b, tok, owned(ref, "two"))
 	c.Delete(&b, cache.DeletedFinalStateUnknown{Key: "kube-system/t-workers", Obj: tok})
 	c.Add(&b, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "foreign"}}) // no owner
-	c.Add(&b, owned(machinecontroller.Ref{Namespace: "ns", Name: "plain"}, "x"))                        // owner has no output
 	c.Add(&b, owned(machinecontroller.Ref{Namespace: "ns", Name: "gone"}, "x"))                         // owner not found
 	if len(b.events) != 3 {
 		t.Fatalf("%d events, want 3: %+v", len(b.events), b.events)

@@ -105,8 +105,8 @@ func (e *Exchange) join(ctx context.Context, r Request) (*Answer, error) {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	if err != nil || !machinecontroller.HasProfile(md) || md.DeletionTimestamp != nil {
-		return nil, refuse("machinedeployment %s is gone or names no OperatingSystemProfile", ref)
+	if err != nil || md.DeletionTimestamp != nil {
+		return nil, refuse("machinedeployment %s is gone", ref)
 	}
 	m, err := e.machine(ref, r.MachineName)
 	if err != nil {

@@ -85,8 +85,10 @@ func (s *Selector) ForWith(md *clusterv1alpha1.MachineDeployment, candidate *Ove
 // Selects reports whether o applies to md. An invalid o that would apply
 // (it names md's profile and md is in its own namespace) is an error.
 func (s *Selector) Selects(o *Overlay, md *clusterv1alpha1.MachineDeployment) (bool, error) {
-	p, ok := machinecontroller.ProfileOf(md, s.ServerNamespace)
-	if !ok || !NamesProfile(o, p) || !s.reaches(o, md.Namespace) {
+	// An MD without a profile (its operating system has no default) has no
+	// overlays either: its output is that error.
+	p, err := machinecontroller.ProfileOf(md, s.ServerNamespace)
+	if err != nil || !NamesProfile(o, p) || !s.reaches(o, md.Namespace) {
 		return false, nil
 	}
 	if err := s.Validate(o); err != nil {

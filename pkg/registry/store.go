@@ -111,7 +111,7 @@ func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (run
 	}
 	md, err := s.MachineDeployments.Get(namespace, mdName)
 	// IsNotFound allocates: it is asked only of an error.
-	if err != nil && apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md) {
+	if err != nil && apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	if err != nil {

@@ -135,10 +135,17 @@ func (r *Resolver) profile(p machinecontroller.Profile, c *Candidate) (*ospv1alp
 }
 
 func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
-	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
-	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
+	p, err := r.cfg.Revisions.ProfileOf(md, r.cfg.ProfileNamespace)
+	if err != nil {
+		return &Rendered{Err: err}
+	}
+	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name, Defaulted: p.Defaulted}
 	osp, err := r.profile(p, c)
 	if err != nil && apierrors.IsNotFound(err) { // IsNotFound allocates even for nil
+		if p.Defaulted {
+			return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found (the default for the MD's operating system: the MD names none in %s)",
+				p, machinecontroller.AnnotationOSP)}
+		}
 		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
 	}
 	if err != nil {

@@ -87,6 +87,8 @@ type Clusters struct {
 	// Machines and Nodes list and watch the worker's Machines and the
 	// metadata of its Nodes: whom a MachineJoin is for, and who joined.
 	Machines, Nodes cache.ListerWatcher
+	// Separate says the worker cluster is not the management cluster.
+	Separate bool
 }
 
 // workerQPS lets the syncer write ~7 objects per new MachineDeployment:
@@ -110,6 +112,7 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 		c.Nodes = machinecontroller.NewNodeListWatch(nodes)
 	}
 	c.WorkerConfig = worker
+	c.Separate = worker != management
 	return c, errors.Join(errs[:]...)
 }
 
@@ -232,7 +235,11 @@ func (c completedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
-	if err := generic.AddReadyzChecks(inputs.readiness(feed)); err != nil {
+	upstream := &upstreamCheck{management: cl.Management}
+	if cl.Separate {
+		upstream.worker = cl.Worker
+	}
+	if err := generic.AddReadyzChecks(inputs.readiness(feed), upstream); err != nil {
 		return nil, err
 	}
 
@@ -277,6 +284,7 @@ func (c completedConfig) New() (*Server, error) {
 		tokenInformer.Start(ctx.Done())
 		payloadInformer.Start(ctx.Done())
 		factsSource.Start(ctx)
+		go upstream.run(ctx)
 		go func() {
 			// Run returns when ctx ends; an error is a configuration error the
 			// API can keep serving through, so it is logged rather than fatal.

@@ -36,8 +36,10 @@ type Controller struct {
 	fetch    *tokens.FetchIssuer
 	rbac     *tokens.AccessWriter
 	claims   *machinecontroller.Claims
-	owned    *owned
-	recorder record.EventRecorder
+	// revisions finds the template of an MD's revision; nil without MachineSets.
+	revisions *machinecontroller.RevisionTemplates
+	owned     *owned
+	recorder  record.EventRecorder
 
 	// overlayQueue holds the overlays whose status needs computing.
 	overlayQueue workqueue.TypedRateLimitingInterface[string]
@@ -94,6 +96,9 @@ func New(cfg Config) (*Controller, error) {
 		recorder: cfg.Recorder,
 	}
 	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
+	if cfg.MachineSets != nil {
+		c.revisions = machinecontroller.NewRevisionTemplates(cfg.MachineSets.GetIndexer())
+	}
 	if c.recorder == nil {
 		broadcaster := record.NewBroadcaster()
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})

@@ -36,15 +36,23 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err != nil {
 		return 0, err
 	}
-	profile, ok := machinecontroller.ProfileOf(md, c.cfg.ProfileNamespace)
-	if !ok || md.DeletionTimestamp != nil {
+	if md.DeletionTimestamp != nil {
 		return 0, c.cleanup(ctx, ref)
+	}
+	// The profile the resolver renders from: a default is that of the OS of
+	// the revision's template.
+	profile, err := c.revisions.ProfileOf(md, c.cfg.ProfileNamespace)
+	if err != nil {
+		// Nothing to render until the MD changes, which syncs it again; what
+		// it had, it keeps, as after a failed render.
+		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonNoDefaultProfile, "Kept the previous payload Secrets: %v", err)
+		return 0, nil
 	}
 	// No tokens or RBAC for an MD whose profile does not exist (yet): the
 	// profile's add event syncs it again.
 	if _, exists, err := c.cfg.Profiles.GetIndexer().GetByKey(profile.String()); err != nil || !exists {
 		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "ProfileNotFound",
-			"OperatingSystemProfile %s not found", profile)
+			"OperatingSystemProfile %s not found%s", profile, defaultedNote(profile))
 		return 0, fmt.Errorf("operating system profile %s of machine deployment %s not found", profile, ref)
 	}
 	if !c.namespaceReady.Load() {
@@ -227,6 +235,14 @@ func (c *Controller) resolve(ctx context.Context, md *clusterv1alpha1.MachineDep
 		}
 	}()
 	return c.cfg.Resolver.Resolve(ctx, md)
+}
+
+// defaultedNote says, after a profile's name, that the MD names none.
+func defaultedNote(p machinecontroller.Profile) string {
+	if !p.Defaulted {
+		return ""
+	}
+	return fmt.Sprintf(" (the default for the MD's operating system: the MD names none in %s)", machinecontroller.AnnotationOSP)
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +19,6 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
-	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // restoreWithin is how soon the syncer repairs what it owns; its resync is a
@@ -159,31 +156,6 @@ func TestSyncerRecreatesDeletedNamespace(t *testing.T) {
 	if err := revoked(t, oldToken); err != nil {
 		t.Errorf("the fetch token of before the delete: %v", err)
 	}
-}
-
-// startNamespaceController runs kube-controller-manager's namespace controller
-// until the test ends: the local cluster runs no controllers, so a deleted
-// namespace would stay Terminating with everything in it.
-func startNamespaceController(t *testing.T) {
-	t.Helper()
-	log, err := os.Create(filepath.Join(t.TempDir(), "kube-controller-manager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(env.binDir, "kube-controller-manager"), "--kubeconfig", env.kubeconfig,
-		"--controllers", "namespace-controller", "--leader-elect=false", "--secure-port=0")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("kube-controller-manager:\n%s", testenv.TailFile(log.Name(), 40))
-		}
-		_ = log.Close()
-	})
 }
 
 // The syncer may create RoleBindings and namespaces anywhere as far as RBAC

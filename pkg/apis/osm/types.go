@@ -169,6 +169,9 @@ type ProfileReference struct {
 	Name string
 	// Version is the profile's spec.version.
 	Version string
+	// Defaulted says the MachineDeployment names no profile: this is the
+	// default profile of its operating system (see v1alpha1).
+	Defaulted bool
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

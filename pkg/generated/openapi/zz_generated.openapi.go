@@ -1677,6 +1677,13 @@ func schema_pkg_apis_osm_v1alpha1_ProfileReference(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"defaulted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Defaulted is true when the MachineDeployment names no profile (annotation k8c.io/operating-system-profile): this is the default profile of its operating system (osp-<os>; osp-flatcar-cloud-init for Flatcar on Anexia with cloud-init), the one upstream OSM's webhook would have set.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},

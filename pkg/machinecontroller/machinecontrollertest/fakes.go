@@ -70,7 +70,7 @@ func (l Lister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment,
 func (l Lister) UsingProfile(p machinecontroller.Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
 	var out []*clusterv1alpha1.MachineDeployment
 	for _, md := range l {
-		if got, ok := machinecontroller.ProfileOf(md, ProfileNamespace); ok && got == p {
+		if got, err := machinecontroller.ProfileOf(md, ProfileNamespace); err == nil && got.String() == p.String() {
 			out = append(out, md)
 		}
 	}

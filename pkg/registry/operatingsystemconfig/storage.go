@@ -1,5 +1,5 @@
 // Package operatingsystemconfig serves OperatingSystemConfigs: one virtual,
-// read-only object per MachineDeployment that names a profile, rendered on
+// read-only object per MachineDeployment (its profile named or defaulted), rendered on
 // request from the informer caches (and the render cache).
 package operatingsystemconfig
 

@@ -23,7 +23,6 @@ func newTestREST() (*REST, *changefeedtest.Feed) {
 	mds := machinecontrollertest.Lister{
 		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"}),
 		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
-		machinecontrollertest.MD("a", "plain", "", nil),
 		machinecontrollertest.MD("b", "flatcar", "osp-flatcar", map[string]string{"pool": "y"}),
 	}
 	feed := changefeedtest.New(10)
@@ -41,7 +40,6 @@ func TestGet(t *testing.T) {
 		{name: "render error is in the status, not an error", namespace: "a", object: "broken", wantError: registrytest.ErrBroken.Error()},
 		{name: "unknown name", namespace: "a", object: "nope", wantNotFound: true},
 		{name: "other namespace", namespace: "b", object: "ubuntu", wantNotFound: true},
-		{name: "MD without a profile has no config", namespace: "a", object: "plain", wantNotFound: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "OS", Type: "string", Description: "Operating system."},
 	{Name: "OS Version", Type: "string", Description: "Version of the operating system."},
 	{Name: "Cloud", Type: "string", Description: "Cloud provider of the MachineDeployment."},
-	{Name: "Profile", Type: "string", Description: "OperatingSystemProfile and its version, as name@version."},
+	{Name: "Profile", Type: "string", Description: "OperatingSystemProfile and its version, as name@version; \"(default)\" when the MachineDeployment names none and gets its operating system's default."},
 	{Name: "Utility", Type: "string", Description: "Provisioning utility: cloud-init or ignition."},
 	{Name: "Bootstrap", Type: "string", Description: "Size of the bootstrap user-data."},
 	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
@@ -51,6 +51,9 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 	profile := osc.Status.Profile.Name
 	if osc.Status.Profile.Version != "" {
 		profile += "@" + osc.Status.Profile.Version
+	}
+	if osc.Status.Profile.Defaulted {
+		profile += " (default)"
 	}
 	bootstrap, provisioning, join := "-", "-", "-"
 	if osc.Status.NodeJoin != nil {

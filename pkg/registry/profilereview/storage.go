@@ -210,7 +210,7 @@ func (r *REST) reached(c *resolve.Candidate, spec *osm.ProfileReviewSpec, sel la
 	}
 	out := make([]*clusterv1alpha1.MachineDeployment, 0, len(mds))
 	for _, md := range mds {
-		if machinecontroller.HasProfile(md) && (spec.Namespace == "" || md.Namespace == spec.Namespace) && sel.Matches(labels.Set(md.Labels)) {
+		if _, err := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace); err == nil && (spec.Namespace == "" || md.Namespace == spec.Namespace) && sel.Matches(labels.Set(md.Labels)) {
 			out = append(out, md)
 		}
 	}

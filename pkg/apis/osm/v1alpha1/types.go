@@ -213,6 +213,12 @@ type ProfileReference struct {
 	Name string `json:"name,omitempty"`
 	// Version is the profile's spec.version.
 	Version string `json:"version,omitempty"`
+	// Defaulted is true when the MachineDeployment names no profile (annotation
+	// k8c.io/operating-system-profile): this is the default profile of its
+	// operating system (osp-<os>; osp-flatcar-cloud-init for Flatcar on Anexia
+	// with cloud-init), the one upstream OSM's webhook would have set.
+	// +optional
+	Defaulted bool `json:"defaulted,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -1,27 +1,60 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl, kube-controller-manager, kubelet and etcd from the
-# Go module proxy into a cache directory keyed by version, and prints that directory.
-# Later runs reuse it. kube-controller-manager runs beside the local cluster (garbage
-# collection, CSR signing for nodes); the kubelet is what the node test serves to its VMs.
+# Builds the cluster binaries asked for from the Go module proxy into a cache directory
+# keyed by version, and prints that directory. Each binary is cached on its own: a later
+# call builds only what is missing, and a warm cache returns at once.
 #
-# The first build takes 8-12 minutes on a 2-core machine; a warm cache returns at once.
+#   hack/build-cluster-binaries.sh [BINARY...]
+#
+# BINARY is kube-apiserver, kubectl, etcd (the default: what `make demo` and the e2e
+# cluster run), kube-controller-manager (make test: the e2e tests that need controllers,
+# make node-test: CSR signing for nodes) or kubelet (make node-test: served to the VMs).
+#
+# OSM_CACHE_DIR (default ~/.cache/osm-apiserver) holds the cache; point it elsewhere to
+# measure a cold build without touching the cache other checkouts use
+# (hack/measure-first-run.sh does). Times: docs/benchmarks.md, "First run".
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.1}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
 CACHE_ROOT="${OSM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osm-apiserver}"
-# v2: with kube-controller-manager and the kubelet.
+# The same binaries, built the same way, as v2 (which built all five at once).
 BIN_DIR="$CACHE_ROOT/bin/v2-kube-${KUBE_VERSION}_etcd-${ETCD_VERSION}"
-KUBE_CMDS=(kube-apiserver kubectl kube-controller-manager kubelet)
+DEFAULT_BINARIES=(kube-apiserver kubectl etcd)
 
 log() { echo "[build-cluster-binaries] $*" >&2; }
+die() { log "error: $*"; exit 1; }
 
-complete() {
-  local c
-  for c in "${KUBE_CMDS[@]}" etcd; do [ -x "$BIN_DIR/$c" ] || return 1; done
+# hint prints how long a cold build of one binary took when measured: docs/benchmarks.md,
+# "First run", on a 2-core machine busy with other builds (load 4-15); a quiet one is faster.
+hint() {
+  case $1 in
+    download) echo "measured 25 s" ;;
+    kube-apiserver) echo "the longest step; measured 1699 s on a busy 2-core machine" ;;
+    kubectl) echo "measured 87 s after kube-apiserver" ;;
+    kube-controller-manager) echo "measured 1513 s on a busy 2-core machine" ;;
+    kubelet) echo "measured 2143 s on a busy 2-core machine" ;;
+    etcd) echo "measured 79 s" ;;
+  esac
 }
 
-if complete; then
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=("${DEFAULT_BINARIES[@]}")
+for b in "${want[@]}"; do
+  case $b in
+    kube-apiserver | kubectl | kube-controller-manager | kubelet | etcd) ;;
+    *) die "unknown binary $b: want kube-apiserver, kubectl, kube-controller-manager, kubelet or etcd" ;;
+  esac
+done
+
+# missing prints the binaries asked for that are not built yet.
+missing() {
+  local b
+  for b in "${want[@]}"; do [ -x "$BIN_DIR/$b" ] || echo "$b"; done
+}
+
+todo=()
+mapfile -t todo < <(missing)
+if [ ${#todo[@]} -eq 0 ]; then
   echo "$BIN_DIR"
   exit 0
 fi
@@ -33,26 +66,42 @@ if ! flock -n 9; then
   log "another build is running; waiting for it to finish"
   flock 9
 fi
-if complete; then
+mapfile -t todo < <(missing)
+if [ ${#todo[@]} -eq 0 ]; then
   echo "$BIN_DIR"
   exit 0
 fi
 
 work="$(mktemp -d "$CACHE_ROOT/build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-# A private build cache so the ~3 GB of objects can be thrown away afterwards.
+# A private build cache so the gigabytes of objects can be thrown away afterwards.
 export GOCACHE="$work/gocache" GOFLAGS="-mod=mod" CGO_ENABLED=0
 start=$(date +%s)
+mkdir -p "$BIN_DIR"
 
-log "building ${KUBE_CMDS[*]} $KUBE_VERSION and etcd $ETCD_VERSION from the Go module proxy"
-log "this happens once per version and takes 8-12 minutes on a 2-core machine; progress follows"
+kube=() etcd=""
+for b in "${todo[@]}"; do
+  if [ "$b" = etcd ]; then etcd=1; else kube+=("$b"); fi
+done
+# One step per binary, and one for the Kubernetes modules.
+steps=${#todo[@]}
+[ ${#kube[@]} -eq 0 ] || steps=$((steps + 1))
+step=0 step_start=0
+begin() {
+  step=$((step + 1)) step_start=$(date +%s)
+  log "[$step/$steps] $1 ($2)"
+}
+done_step() { log "[$step/$steps] done in $(($(date +%s) - step_start)) s"; }
 
-# k8s.io/kubernetes cannot be built with 'go install pkg@version' because its go.mod
-# uses replace directives for the staging modules; a small tools module pins each of
-# them to the matching v0.x release instead.
-mkdir -p "$work/kube" "$work/etcd" "$BIN_DIR.tmp"
-staging_version="v0${KUBE_VERSION#v1}"
-(
+log "building ${todo[*]} (Kubernetes $KUBE_VERSION, etcd $ETCD_VERSION) from the Go module proxy into $BIN_DIR"
+log "once per version; times measured on a 2-core machine are in docs/benchmarks.md (First run)"
+
+if [ ${#kube[@]} -gt 0 ]; then
+  # k8s.io/kubernetes cannot be built with 'go install pkg@version' because its go.mod
+  # uses replace directives for the staging modules; a small tools module pins each of
+  # them to the matching v0.x release instead.
+  mkdir -p "$work/kube"
+  staging_version="v0${KUBE_VERSION#v1}"
   cd "$work/kube"
   cat >go.mod <<MOD
 module osm-apiserver.local/kube-tools
@@ -63,37 +112,29 @@ godebug default=go1.26
 
 require k8s.io/kubernetes $KUBE_VERSION
 MOD
-  log "[1/6] downloading k8s.io/kubernetes $KUBE_VERSION"
+  begin "downloading k8s.io/kubernetes $KUBE_VERSION and the modules ${kube[*]} need" "$(hint download) when the module cache is empty"
   kube_mod="$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   sed -n '/^replace (/,/^)/p' "$kube_mod" | awk '/=> \.\/staging/ {print $1}' | while read -r m; do
     echo "replace $m => $m $staging_version" >>go.mod
   done
-  cat >tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-	_ "k8s.io/kubernetes/cmd/kubelet"
-)
-GO
+  {
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for c in "${kube[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$c"; done
+    printf ')\n'
+  } >tools.go
   go mod tidy >/dev/null 2>&1 || go mod tidy
+  done_step
   ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$KUBE_VERSION" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean"
-  local_step=2
-  for c in "${KUBE_CMDS[@]}"; do
-    case $c in
-      kube-apiserver) hint="the longest step, ~4-6 minutes" ;;
-      *) hint="~1-2 minutes, sharing what the steps before compiled" ;;
-    esac
-    log "[$local_step/6] compiling $c ($hint)"
-    go build -trimpath -tags selinux,notest,grpcnotrace -ldflags "$ldflags" -o "$BIN_DIR.tmp/$c" "k8s.io/kubernetes/cmd/$c"
-    local_step=$((local_step + 1))
+  for c in "${kube[@]}"; do
+    begin "compiling $c" "$(hint "$c")"
+    go build -trimpath -tags selinux,notest,grpcnotrace -ldflags "$ldflags" -o "$work/$c" "k8s.io/kubernetes/cmd/$c"
+    # A rename within the cache's file system: a binary is there whole or not at all.
+    mv "$work/$c" "$BIN_DIR/$c.tmp" && mv "$BIN_DIR/$c.tmp" "$BIN_DIR/$c"
+    done_step
   done
-)
-(
+fi
+if [ -n "$etcd" ]; then
+  mkdir -p "$work/etcd"
   cd "$work/etcd"
   cat >go.mod <<MOD
 module osm-apiserver.local/etcd-tools
@@ -109,11 +150,11 @@ package tools
 
 import _ "go.etcd.io/etcd/server/v3"
 GO
+  begin "downloading and compiling etcd $ETCD_VERSION" "$(hint etcd)"
   go mod tidy >/dev/null 2>&1 || go mod tidy
-  log "[6/6] compiling etcd $ETCD_VERSION (~1 minute)"
-  go build -trimpath -ldflags "-s -w" -o "$BIN_DIR.tmp/etcd" go.etcd.io/etcd/server/v3
-)
-rm -rf "$BIN_DIR"
-mv "$BIN_DIR.tmp" "$BIN_DIR"
-log "done in $(( $(date +%s) - start ))s: $BIN_DIR"
+  go build -trimpath -ldflags "-s -w" -o "$work/etcd.bin" go.etcd.io/etcd/server/v3
+  mv "$work/etcd.bin" "$BIN_DIR/etcd.tmp" && mv "$BIN_DIR/etcd.tmp" "$BIN_DIR/etcd"
+  done_step
+fi
+log "built ${todo[*]} in $(($(date +%s) - start)) s: $BIN_DIR"
 echo "$BIN_DIR"

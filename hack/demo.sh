@@ -2,8 +2,9 @@
 # `make demo` / `make demo-down`: osm-apiserver on a local cluster in .demo/, with the
 # default OperatingSystemProfiles and a few sample MachineDeployments.
 #
-#   hack/demo.sh up     start everything in the background (~20 s; the first run also
-#                       builds kube-apiserver, kubectl and etcd: ~10 minutes)
+#   hack/demo.sh up     start everything in the background; the first run also builds
+#                       kube-apiserver, kubectl and etcd, nothing else (times: docs/benchmarks.md,
+#                       "First run")
 #   hack/demo.sh down   stop everything it started and remove .demo/
 set -euo pipefail
 
@@ -29,10 +30,8 @@ up() {
     say "the cluster already runs; restarting osm-apiserver with the binary just built"
     "$REPO/hack/local-cluster.sh" osm
   else
-    if [ ! -x "${XDG_CACHE_HOME:-$HOME/.cache}/osm-apiserver/bin/kube-v1.37.1_etcd-v3.7.0/kube-apiserver" ] && [ -z "${OSM_CACHE_DIR:-}" ]; then
-      say "first run: building kube-apiserver, kubectl and etcd from the Go module proxy (~10 minutes, once)"
-    fi
-    "$REPO/hack/build-cluster-binaries.sh" >/dev/null
+    # The demo runs these three; the first run builds them (it says how long that takes).
+    "$REPO/hack/build-cluster-binaries.sh" kube-apiserver kubectl etcd >/dev/null
     "$REPO/hack/local-cluster.sh" up || {
       say "failed; logs are in $OSM_CLUSTER_DIR/run/ (make demo-down cleans up)"
       exit 1

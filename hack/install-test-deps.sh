@@ -11,9 +11,10 @@ command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v sysctl >/dev/null 2>&1 || missing+=(procps)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 [ ${#missing[@]} -eq 0 ] && exit 0
-echo "[install-test-deps] installing ${missing[*]} from Debian (about a minute)" >&2
+echo "[install-test-deps] installing ${missing[*]} from Debian" >&2
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq >/dev/null
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "[install-test-deps] installed in $SECONDS s" >&2

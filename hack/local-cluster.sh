@@ -3,7 +3,7 @@
 # the OSP and MachineDeployment CRDs, and osm-apiserver registered as an APIService.
 # Used by `make demo` and by test/e2e.
 #
-#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~10 s once the binaries are built)
+#   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh up       cluster, then osm (~15 s once the binaries are built)
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh cluster  certs, etcd, kube-apiserver, CRDs
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh osm      (re)start osm-apiserver, register the APIService
 #   OSM_CLUSTER_DIR=DIR hack/local-cluster.sh down     stop what this dir started, remove DIR
@@ -14,6 +14,7 @@
 #   OSM_APISERVER_BIN      osm-apiserver binary (default: bin/osm-apiserver)
 #   OSM_APISERVER_ARGS     extra flags for osm-apiserver, split on whitespace
 #   OSM_OSP_CRD            OSP CRD file (default: artifacts/crd/...operatingsystemprofiles.yaml)
+#   OSM_OVERLAY_CRD        overlay CRD file (default: artifacts/crd/...operatingsystemprofileoverlays.yaml)
 #   OSM_MD_CRD             MachineDeployment, MachineSet and Machine CRD file (default: hack/testdata/machinedeployment-crd.yaml)
 #   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
 #                          so a killed test binary leaves no processes behind)
@@ -52,10 +53,11 @@ export KUBECACHEDIR="$DIR/kube-cache"
 
 kc() { "$BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
+# binaries sets BIN_DIR, building what this cluster runs when it is not built yet.
 binaries() {
-  if [ ! -x "${BIN_DIR:-}/kube-apiserver" ]; then
-    BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh")"
-  fi
+  local want=(kube-apiserver kubectl etcd)
+  if [ "${OSM_CONTROLLER_MANAGER:-}" = 1 ]; then want+=(kube-controller-manager); fi
+  BIN_DIR="$("$REPO/hack/build-cluster-binaries.sh" "${want[@]}")"
 }
 
 # write_kubeconfig FILE CERT: a kubeconfig for kube-apiserver with client cert CERT.
@@ -119,16 +121,23 @@ osp_crd() {
   echo "$crd"
 }
 
+# overlay_crd prints the OperatingSystemProfileOverlay CRD file to install.
+overlay_crd() {
+  local crd="${OSM_OVERLAY_CRD:-$REPO/artifacts/crd/overlays.osm.k8c.io_operatingsystemprofileoverlays.yaml}"
+  [ -f "$crd" ] || die "no overlay CRD: $crd is missing"
+  echo "$crd"
+}
+
 # bootstrap installs what osm-apiserver reads: CRDs, the cluster-info ConfigMap that
 # nodes discover the API server from, and the namespace of the Secrets it writes.
 bootstrap() {
   local t
   t=$(date +%s.%N)
   log "installing CRDs, cluster-info and namespaces (~3 s)"
-  kc apply --server-side -f "$(osp_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
+  kc apply --server-side -f "$(osp_crd)" -f "$(overlay_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
   kc wait --for condition=Established --timeout 60s \
-    crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/machinedeployments.cluster.k8s.io \
-    crd/machinesets.cluster.k8s.io crd/machines.cluster.k8s.io >/dev/null
+    crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/operatingsystemprofileoverlays.overlays.osm.k8c.io \
+    crd/machinedeployments.cluster.k8s.io crd/machinesets.cluster.k8s.io crd/machines.cluster.k8s.io >/dev/null
   # kube-apiserver creates kube-public and kube-system shortly after /readyz.
   for _ in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done
   local info="$DIR/cluster-info.kubeconfig"
@@ -176,8 +185,9 @@ cmd_cluster() {
   alive kube-apiserver && die "a cluster already runs in $DIR"
   local t
   t=$(date +%s.%N)
-  log "creating CA, serving and client certificates in $PKI (~1 s)"
+  log "creating CA, serving and client certificates in $PKI"
   make_pki
+  log "certificates made in $(elapsed "$t")s"
   start_listener etcd start_etcd
   start_listener kube-apiserver start_kube_apiserver
   OSM_PORT=""

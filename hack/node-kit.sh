@@ -8,8 +8,8 @@
 # Cached under ${OSM_CACHE_DIR:-~/.cache/osm-apiserver}/node/<key>, where the key names the
 # versions; the parts (Go binaries, the Debian root file system) are cached beside it, so a
 # failed step does not redo the ones before it. A warm call returns at once. The first
-# build takes 8-15 minutes on a 2-core machine, plus the cluster binaries
-# (hack/build-cluster-binaries.sh, which this calls for the kubelet and kubectl).
+# build took ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet
+# and kubectl (hack/build-cluster-binaries.sh, which this calls for them).
 # Runs as root (mmdebstrap, file ownership in the image), as CI does.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -120,7 +120,7 @@ step_done() {
 }
 
 log "building the node kit $KEY"
-log "once per version set: 8-15 minutes on a 2-core machine, plus the cluster binaries if not built yet"
+log "once per version set: measured ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet if not built yet"
 rm -rf "$KIT.tmp"
 mkdir -p "$KIT.tmp/mirror"
 
@@ -129,29 +129,29 @@ CNI_PART="$PARTS/cni-plugins-$CNI_VERSION"
 CRICTL_PART="$PARTS/crictl-$CRICTL_VERSION"
 ROOTFS_PART="$PARTS/rootfs-$SUITE-$(rootfs_hash).tar"
 
-step "containerd $CONTAINERD_VERSION and runc $RUNC_VERSION" "from the Go module proxy, ~3-6 minutes" "$CONTAINERD_PART"
+step "containerd $CONTAINERD_VERSION and runc $RUNC_VERSION" "from the Go module proxy, measured 390 s" "$CONTAINERD_PART"
 build_containerd "$CONTAINERD_PART"
 step_done
-step "CNI plugins $CNI_VERSION" "from the Go module proxy, ~1 minute" "$CNI_PART"
+step "CNI plugins $CNI_VERSION" "from the Go module proxy, measured 53 s" "$CNI_PART"
 build_cni "$CNI_PART"
 step_done
-step "crictl $CRICTL_VERSION" "from the Go module proxy, ~1-3 minutes" "$CRICTL_PART"
+step "crictl $CRICTL_VERSION" "from the Go module proxy, measured 227 s" "$CRICTL_PART"
 build_crictl "$CRICTL_PART"
 step_done
-step "containerd.io $CONTAINERD_DEB_VERSION package and its signed apt repository" "~1 minute"
+step "containerd.io $CONTAINERD_DEB_VERSION package and its signed apt repository" "with the image and mirror steps, measured ~45 s"
 build_apt_repo "$CONTAINERD_PART" "$KIT.tmp/mirror/docker/linux/ubuntu"
 step_done
-step "Debian $SUITE root file system" "mmdebstrap from Debian's mirror, ~2-3 minutes" "$ROOTFS_PART"
+step "Debian $SUITE root file system" "mmdebstrap from Debian's mirror, measured 193 s" "$ROOTFS_PART"
 build_rootfs "$ROOTFS_PART"
 touch "$ROOTFS_PART"
 step_done
-step "VM image: rootfs.img, vmlinuz, initrd.img" "~20 seconds"
+step "VM image: rootfs.img, vmlinuz, initrd.img" "with the apt repository and mirror steps, measured ~45 s"
 build_image "$ROOTFS_PART" "$KIT.tmp"
 step_done
-step "kubelet and kubectl $KUBE_VERSION" "hack/build-cluster-binaries.sh: at once when built, else 8-12 minutes"
-kube_dir=$("$ROOT/hack/build-cluster-binaries.sh")
+step "kubelet and kubectl $KUBE_VERSION" "hack/build-cluster-binaries.sh: at once when built, else it says how long"
+kube_dir=$("$ROOT/hack/build-cluster-binaries.sh" kubelet kubectl)
 step_done
-step "mirror: kubelet, kubectl, CNI plugins, crictl and their checksums" "~20 seconds"
+step "mirror: kubelet, kubectl, CNI plugins, crictl and their checksums" "with the apt repository and image steps, measured ~45 s"
 build_mirror "$kube_dir" "$KIT.tmp/mirror"
 step_done
 

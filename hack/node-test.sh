@@ -21,23 +21,24 @@ needs() {
 }
 mapfile -t missing < <(needs)
 if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]} from Debian (about a minute)"
+  log "installing ${missing[*]} from Debian"
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq >/dev/null
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "installed in $SECONDS s"
 fi
 
 if [ -z "${OSM_NODE_KIT:-}" ]; then
   start=$(date +%s)
-  log "node kit (hack/node-kit.sh; 8-15 minutes the first time, plus the cluster binaries)"
+  log "node kit (hack/node-kit.sh; the first build took ~15 minutes on a loaded 2-core machine, docs/benchmarks.md)"
   OSM_NODE_KIT="$(hack/node-kit.sh)"
   log "node kit ready after $(($(date +%s) - start)) s: $OSM_NODE_KIT"
 fi
 export OSM_NODE_KIT
-# kube-apiserver, kube-controller-manager, kubectl, etcd (the kit built the kubelet with them).
-hack/build-cluster-binaries.sh >/dev/null
+# What the test's cluster runs (the kit has the kubelet and kubectl the VMs get).
+hack/build-cluster-binaries.sh kube-apiserver kubectl etcd kube-controller-manager >/dev/null
 
 run=()
 [ -z "${OSM_NODE_TEST_RUN:-}" ] || run=(-run "$OSM_NODE_TEST_RUN")

@@ -9,7 +9,7 @@ MODULE="$(go list -m)"
 # `go list -m` prints no directory for a module that is not in the module cache
 # yet (a fresh machine), so download it first: a no-op when it is there.
 if [ -z "$(go list -m -f '{{.Dir}}' k8s.io/code-generator)" ]; then
-  echo "update-codegen: downloading k8s.io/code-generator into the module cache (a few seconds)" >&2
+  echo "update-codegen: downloading k8s.io/code-generator into the module cache" >&2
   go mod download k8s.io/code-generator
 fi
 CODEGEN_PKG="$(go list -m -f '{{.Dir}}' k8s.io/code-generator)"

@@ -3,8 +3,8 @@
 #   0 apis, generated, lru, metrics, machinecontroller (the contract)
 #   1 sandbox           the template engine: templates + data -> text, within a budget
 #   2 render            OSP + MD + facts -> bytes
-#   3 facts, tokens, changefeed, resolve, defaultosps, bootreports
-#   4 registry, syncer
+#   3 facts, tokens, changefeed, overlays, resolve, review, nodejoin, defaultosps, bootreports
+#   4 registry, syncer, migrate
 #   5 server
 #   6 options (flags), cmd
 #   7 test, and tools in hack/ (imagebuild)
@@ -19,8 +19,8 @@ layer() {
     pkg/apis/* | pkg/generated/* | pkg/lru* | pkg/metrics* | pkg/machinecontroller*) echo 0 ;;
     pkg/sandbox*) echo 1 ;;
     pkg/render*) echo 2 ;;
-    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/resolve* | pkg/defaultosps* | pkg/bootreports* | artifacts/*) echo 3 ;;
-    pkg/registry* | pkg/syncer*) echo 4 ;;
+    pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/overlays* | pkg/resolve* | pkg/review* | pkg/nodejoin* | pkg/defaultosps* | pkg/bootreports* | artifacts/*) echo 3 ;;
+    pkg/registry* | pkg/syncer* | pkg/migrate*) echo 4 ;;
     pkg/server*) echo 5 ;;
     pkg/options* | cmd/*) echo 6 ;;
     test/* | hack/*) echo 7 ;;

@@ -19,8 +19,9 @@ var cloudInitOSPs = []string{"osp-ubuntu", "osp-rhel", "osp-rockylinux", "osp-am
 // TestBootstrapRuns runs the bootstrap script of every cloud-init profile in
 // a sandbox, with systemctl, cloud-init and curl as stubs, on AWS, Azure and
 // Hetzner, with systemd-resolved running (Ubuntu) or absent (EL9, Amazon
-// Linux 2), and with cloud-init's --file before and after 24.1. It must apply
-// the fetched config with the network stage only (never `init --local`, which
+// Linux 2), and with cloud-init's --file before and after 24.1. It must post
+// the MachineJoin of its machine, keep the kubelet's bootstrap kubeconfig of
+// the answer, apply the answer's config with the network stage only (never `init --local`, which
 // races NetworkManager for the NIC on EL on Azure), with no datasource, and
 // must not die on a systemd-resolved that is not there.
 func TestBootstrapRuns(t *testing.T) {
@@ -37,7 +38,7 @@ func TestBootstrapRuns(t *testing.T) {
 				for _, cli := range []string{"24.1", "22.4"} {
 					t.Run(fmt.Sprintf("%s/%s/resolved-%s/cloud-init-%s", name, cloud, resolved, cli), func(t *testing.T) {
 						s := newSandbox(t)
-						s.prepare = "mkdir -p /etc/cloud/cloud.cfg.d"
+						s.prepare = "mkdir -p /etc/cloud/cloud.cfg.d /etc/osm && echo " + testMachine + " >/etc/osm/machine-name"
 						s.env = []string{
 							"OSM_TEST_RESOLVED=" + resolved,
 							"OSM_TEST_CLI=" + cli,
@@ -52,11 +53,12 @@ esac`)
 						s.stub("cloud-init", `if [[ " $* " == *" --help "* ]]; then
   if [ "$OSM_TEST_CLI" = 24.1 ]; then echo "usage: cloud-init init [-h] [--local] [--file FILE]"; else echo "usage: cloud-init init [-h] [--local]"; fi
 fi`)
-						s.stub("curl", `printf '{"kind":"Secret","data":{"cloud-config":"%s"}}' "$OSM_TEST_BODY"`)
+						s.stub("curl", machineJoinCurl)
 						run := s.run(t, script)
 						if run.err != nil {
 							t.Fatalf("osm-bootstrap: %v\n%s\ncalls:\n%s", run.err, run.out, strings.Join(run.calls, "\n"))
 						}
+						checkMachineJoin(t, run)
 						if _, ok := run.changed("/var/lib/osm/bootstrap.done"); !ok {
 							t.Error("osm-bootstrap did not write its marker")
 						}
@@ -132,7 +134,8 @@ func checkRerun(t *testing.T, run sandboxRun, cfg, rerunCfg string) {
 // TestBootstrapAppliesConfigWithCloudInit runs the bootstrap of every
 // cloud-init profile (rendered for Azure, where v0.1.0 ran the local stage)
 // with Debian's real cloud-init, the version the node test's image has, in the
-// sandbox; only curl (which serves the real provisioning payload), systemctl
+// sandbox; only curl (which answers the MachineJoin with the real provisioning
+// payload), systemctl
 // and `cloud-init status` are stubs. Although ds-identify listed only Azure,
 // the rerun must find the None datasource and write every file of the
 // provisioning payload, and its runcmd must start osm-setup.service.
@@ -150,10 +153,11 @@ func TestBootstrapAppliesConfigWithCloudInit(t *testing.T) {
 			// The image's own settings: never grow or resize the host's disk.
 			// And what ds-identify writes on an EL image on Azure: a list
 			// without None, which only the rerun's --file overrides.
-			s.prepare = `mkdir -p /etc/cloud/cloud.cfg.d /run/cloud-init
+			s.prepare = `mkdir -p /etc/cloud/cloud.cfg.d /run/cloud-init /etc/osm
+echo ` + testMachine + ` >/etc/osm/machine-name
 printf 'growpart: {mode: "off"}\nresize_rootfs: false\n' >/etc/cloud/cloud.cfg.d/00-osm-test.cfg
 printf 'datasource_list: [ Azure ]\n' >/run/cloud-init/cloud.cfg`
-			s.stub("curl", `printf '{"kind":"Secret","data":{"cloud-config":"%s"}}' "$(cat /osm-test/payload.b64)"`)
+			s.stub("curl", machineJoinCurl)
 			s.stub("systemctl", "")
 			s.stub("cloud-init", `[ "$1" = status ] && exit 0
 exec /usr/bin/cloud-init "$@"`)
@@ -174,5 +178,47 @@ exec /usr/bin/cloud-init "$@"`)
 				t.Errorf("osm-setup.service started %d times, want 2 (runcmd, bootstrap); calls:\n%s", n, strings.Join(run.calls, "\n"))
 			}
 		})
+	}
+}
+
+// testMachine is the machine a sandboxed bootstrap boots as: machine-controller
+// would have written its name into /etc/osm/machine-name.
+const testMachine = "pool-5d8f7-x2k4q"
+
+// testKubeconfig is the kubelet bootstrap kubeconfig machineJoinCurl answers.
+const testKubeconfig = "apiVersion: v1\nkind: Config\n"
+
+// machineJoinCurl is a curl stub answering a MachineJoin as osm-apiserver
+// does: 201, and the answer, with the provisioning payload of $OSM_TEST_BODY
+// (base64; else /osm-test/payload.b64) and testKubeconfig, in the file of -o.
+var machineJoinCurl = `out=/dev/stdout
+body=${OSM_TEST_BODY:-$(cat /osm-test/payload.b64)}
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf '{"kind":"MachineJoin","apiVersion":"osm.k8c.io/v1alpha1","metadata":{"name":"` + testMachine + `"},` +
+	`"status":{"kubeconfig":"` + base64.StdEncoding.EncodeToString([]byte(testKubeconfig)) + `","expirationTimestamp":"2026-11-25T11:00:00Z",` +
+	`"provisioning":"%s","provisioningFormat":"cloud-init"}}\n' "$body" >"$out"
+printf 201`
+
+// checkMachineJoin checks the MachineJoin of a bootstrap run: one POST to
+// the machinejoins of the MD's namespace, over TLS verified against the
+// cluster CA, with the fetch token, naming the machine and the boot; the
+// kubelet's bootstrap kubeconfig of the answer is kept, the answer is not.
+func checkMachineJoin(t *testing.T, run sandboxRun) {
+	t.Helper()
+	calls := run.called("curl ")
+	if len(calls) != 1 {
+		t.Fatalf("curl calls %q, want one MachineJoin", calls)
+	}
+	for _, want := range []string{"--cacert ", "Authorization: Bearer " + fetchToken, serverURL + "/apis/osm.k8c.io/v1alpha1/namespaces/",
+		"/machinejoins", `"kind":"MachineJoin"`, `"machineName":"` + testMachine + `"`, `"bootID":"`} {
+		if !strings.Contains(calls[0], want) {
+			t.Errorf("the MachineJoin %q does not contain %q", calls[0], want)
+		}
+	}
+	if got, _ := run.changed("/etc/kubernetes/bootstrap-kubelet.conf"); got != testKubeconfig {
+		t.Errorf("bootstrap-kubelet.conf = %q, want the answer's kubeconfig", got)
+	}
+	if _, kept := run.changed("/var/lib/osm/machine-join.json"); kept {
+		t.Error("the answer (a credential) was left on disk")
 	}
 }

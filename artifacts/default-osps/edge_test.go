@@ -5,19 +5,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // TestEdgeJoinScript runs the join script of an edge MachineDeployment in a
-// sandbox, with curl and cloud-init as stubs: it must fetch the MD's bootstrap
-// Secret over TLS verified against the CA it carries, with the MD's token
-// (never -k), apply the fetched config with cloud-init under this machine's
-// name (not the MD's), and do nothing when run again.
+// sandbox, with curl and cloud-init as stubs: it carries the MD's bootstrap
+// payload (osp-ubuntu posts a MachineJoin), fetches nothing itself, puts the
+// machine's name (OSM_MACHINE_NAME, or OSM_NODE_NAME) where machine-controller
+// would, applies the config with cloud-init under that name (not the MD's),
+// refuses a name that is none, and does nothing when run again.
 func TestEdgeJoinScript(t *testing.T) {
 	requireSandbox(t)
 	requireTools(t, "base64", "sed", "tr", "flock", "shellcheck")
@@ -41,31 +38,29 @@ func TestEdgeJoinScript(t *testing.T) {
 	if other := renderOSP(t, "osp-ubuntu", "aws", "", nil); other.res.EdgeScript != nil {
 		t.Error("a join script for an aws MachineDeployment")
 	}
+	if strings.Contains(script, "/secrets/") || !strings.Contains(script, base64.StdEncoding.EncodeToString(r.res.Bootstrap.UserData)) {
+		t.Error("the join script fetches a Secret instead of carrying the bootstrap payload")
+	}
 
-	bootstrap := string(r.res.Bootstrap.UserData)
-	stubs := func(s *sandbox) {
+	stubs := func(s *sandbox, env ...string) {
 		s.prepare = "mkdir -p /etc/cloud/cloud.cfg.d"
-		s.env = []string{"OSM_TEST_BODY=" + base64.StdEncoding.EncodeToString([]byte(bootstrap)), "OSM_NODE_NAME=Edge-7"}
+		s.env = env
 		s.stub("cloud-init", `if [[ " $* " == *" --help "* ]]; then echo "usage: cloud-init init [-h] [--local] [--file FILE]"; fi`)
-		s.stub("curl", `printf '{"kind":"Secret","data":{"cloud-config":"%s"}}' "$OSM_TEST_BODY"`)
+		s.stub("curl", `exit 7`)
+	}
+	bad := newSandbox(t)
+	stubs(bad, "OSM_MACHINE_NAME=Edge 7")
+	if run := bad.run(t, script); run.err == nil || !strings.Contains(run.out, "no valid node name") {
+		t.Errorf("a name that is none: %v, %q", run.err, run.out)
 	}
 	s := newSandbox(t)
-	stubs(s)
+	stubs(s, "OSM_NODE_NAME=ignored", "OSM_MACHINE_NAME=Edge-7")
 	run := s.run(t, script)
 	if run.err != nil {
 		t.Fatalf("join script: %v\n%s\ncalls:\n%s", run.err, run.out, strings.Join(run.calls, "\n"))
 	}
-	curl := run.called("curl ")
-	osps, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := machineDeployment(t, osps[slices.IndexFunc(osps, func(o *ospv1alpha1.OperatingSystemProfile) bool { return o.Name == "osp-ubuntu" })], "edge", "")
-	wantURL := "/api/v1/namespaces/cloud-init-settings/secrets/" + machinecontroller.SecretName(md.Name, md.Namespace, "bootstrap")
-	if len(curl) != 1 || !strings.Contains(curl[0], "--cacert /etc/kubernetes/pki/ca.crt") ||
-		!strings.Contains(curl[0], "Authorization: Bearer "+renderInput(testCA(t), false).Cluster.CloudInitGetterToken) ||
-		!strings.Contains(curl[0], wantURL) {
-		t.Errorf("curl calls %q, want one to %s with the CA and the MD's token", curl, wantURL)
+	if curl := run.called("curl "); len(curl) != 0 {
+		t.Errorf("the join script called curl: %q", curl)
 	}
 	if ca, _ := run.changed("/etc/kubernetes/pki/ca.crt"); strings.TrimSpace(ca) != strings.TrimSpace(r.provisioning["/etc/kubernetes/pki/ca.crt"]) {
 		t.Errorf("the CA written is %q", ca)
@@ -73,6 +68,9 @@ func TestEdgeJoinScript(t *testing.T) {
 	cfg, _ := run.changed("/etc/cloud/cloud.cfg.d/90-osm-edge-bootstrap.cfg")
 	if !strings.Contains(cfg, "osm-bootstrap") || strings.Contains(cfg, "\nhostname:") {
 		t.Errorf("applied config: %.300q, want the bootstrap payload without its MD hostname", cfg)
+	}
+	if strings.Contains(cfg, "MACHINE_NAME") || !strings.Contains(cfg, "edge-7") {
+		t.Errorf("applied config: the machine's name is not where machine-controller would put it:\n%s", cfg)
 	}
 	if rerun, _ := run.changed("/etc/cloud/cloud.cfg.d/91-osm-edge-rerun.cfg"); !strings.Contains(rerun, "hostname: edge-7") || !strings.Contains(rerun, "datasource_list: [ None ]") {
 		t.Errorf("rerun config %q", rerun)

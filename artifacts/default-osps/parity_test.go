@@ -46,9 +46,10 @@ var sharedParts = []sharedPart{
 	{"crictl.yaml", file("provisioning", "/etc/crictl.yaml")},
 	{"kernel modules", file("provisioning", "/etc/modules-load.d/90-kubernetes.conf")},
 	{"sysctls", file("provisioning", "/etc/sysctl.d/90-kubernetes.conf")},
-	{"bootstrap: fetch of the provisioning config", func(t *testing.T, r parityRender) string {
+	{"bootstrap: the MachineJoin", func(t *testing.T, r parityRender) string {
 		s := r.bootstrap["/opt/bin/osm-bootstrap"]
-		return lineStarting(t, s, "url=") + "\n" + shellFunction(t, s, "fetch") + "\n" + linesBetween(t, s, "umask 077", "umask 022")
+		return lineStarting(t, s, "url=") + "\n" + shellFunction(t, s, "exchange") + "\n" + shellFunction(t, s, "answered") + "\n" +
+			linesBetween(t, s, "umask 077", "umask 022") + "\n" + r.bootstrap["/etc/osm/machine-name"]
 	}},
 	{"bootstrap: cloud-init rerun", func(t *testing.T, r parityRender) string {
 		s := r.bootstrap["/opt/bin/osm-bootstrap"]
@@ -64,7 +65,7 @@ var sharedParts = []sharedPart{
 	}},
 	{"setup: bootstrap kubeconfig and start", func(t *testing.T, r parityRender) string {
 		s := r.provisioning["/opt/bin/osm-setup"]
-		return paragraph(t, s, "# A node that joined already") + "\n" + paragraph(t, s, "systemctl daemon-reload")
+		return paragraph(t, s, "# The kubelet's bootstrap kubeconfig came") + "\n" + paragraph(t, s, "systemctl daemon-reload")
 	}},
 }
 
@@ -94,7 +95,7 @@ var parityExceptions = []parityException{
 	{"osp-flatcar-cloud-init", "containerd drop-in", "[Service]\n", flatcarContainerd, "Flatcar's own containerd unit takes its config file from a variable"},
 	{"osp-flatcar", "setup: downloads of CNI plugins, crictl, kubelet and kubectl", operatorLinks, "", "/opt/bin is on Flatcar's PATH"},
 	{"osp-flatcar-cloud-init", "setup: downloads of CNI plugins, crictl, kubelet and kubectl", operatorLinks, "", "/opt/bin is on Flatcar's PATH"},
-	{"osp-flatcar", "bootstrap: fetch of the provisioning config", "--cacert /etc/kubernetes/pki/ca.crt", "--cacert /var/lib/osm/bootstrap-ca.crt",
+	{"osp-flatcar", "bootstrap: the MachineJoin", "--cacert /etc/kubernetes/pki/ca.crt", "--cacert /var/lib/osm/bootstrap-ca.crt",
 		"the bootstrap keeps its CA apart from /etc/kubernetes/pki/ca.crt, which the provisioning Ignition config writes on the next boot"},
 	{"osp-flatcar", "bootstrap: cloud-init rerun", "", "ABSENT", "Flatcar with Ignition applies the config with Ignition on a reboot"},
 	{"osp-flatcar-cloud-init", "bootstrap: cloud-init rerun", "", "ABSENT", "Flatcar applies cloud-config with coreos-cloudinit"},

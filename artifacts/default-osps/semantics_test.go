@@ -17,12 +17,18 @@ func checkBootstrapFiles(t *testing.T, files []payloadFile, ca string) {
 	for _, want := range []string{
 		"--cacert ",
 		"Authorization: Bearer " + fetchToken,
-		serverURL + "/api/v1/namespaces/cloud-init-settings/secrets/",
+		"url='" + serverURL + "/apis/osm.k8c.io/v1alpha1/namespaces/kube-system/machinejoins'",
+		`"kind\":\"MachineJoin\"`,
 		"/var/lib/osm/bootstrap.done",
 	} {
 		if !strings.Contains(script, want) {
 			t.Errorf("bootstrap: osm-bootstrap does not contain %q", want)
 		}
+	}
+	// machine-controller replaces the placeholder in the user-data; the
+	// file must not be base64-encoded there.
+	if got := strings.TrimSpace(byPath["/etc/osm/machine-name"]); got != "<MACHINE_NAME>" {
+		t.Errorf("bootstrap: /etc/osm/machine-name is %q, want the placeholder machine-controller replaces", got)
 	}
 	var caFile string
 	for path, content := range byPath {
@@ -83,9 +89,9 @@ func checkProvisioningFiles(t *testing.T, files []payloadFile, dualStack, extern
 	if toml := byPath["/etc/containerd/config.toml"]; !strings.Contains(toml, "registry.internal:5000/pause:3.10") {
 		t.Errorf("provisioning: containerd config does not use the pause image:\n%s", toml)
 	}
-	if setup := byPath["/opt/bin/osm-setup"]; !strings.Contains(setup, "--cacert /etc/kubernetes/pki/ca.crt") ||
-		!strings.Contains(setup, "-kubelet-bootstrap-config") {
-		t.Error("provisioning: osm-setup does not fetch the bootstrap kubeconfig with the cluster CA")
+	if setup := byPath["/opt/bin/osm-setup"]; strings.Contains(setup, "Authorization:") || strings.Contains(setup, "/secrets/") ||
+		!strings.Contains(setup, "[ ! -s /etc/kubernetes/bootstrap-kubelet.conf ]") {
+		t.Error("provisioning: osm-setup reads a Secret, or does not check for the bootstrap kubeconfig of the MachineJoin's answer")
 	}
 	if _, ok := byPath["/etc/kubernetes/cloud-config"]; !ok {
 		t.Error("provisioning: no /etc/kubernetes/cloud-config")

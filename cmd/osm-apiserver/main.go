@@ -17,5 +17,5 @@ func main() {
 	// SIGTERM (the kubelet stopping the pod) or SIGINT shuts the server down
 	// gracefully, as kube-apiserver does; a second one exits at once.
 	root.SetContext(genericapiserver.SetupSignalContext())
-	os.Exit(cli.Run(root))
+	os.Exit(app.ExitCode(root, cli.Run(root)))
 }

@@ -13,7 +13,7 @@ start_kube_controller_manager() {
   local t
   t=$(date +%s.%N)
   KCM_PORT=$(free_port)
-  log "starting kube-controller-manager on https://127.0.0.1:$KCM_PORT (~10 s)"
+  log "starting kube-controller-manager on https://127.0.0.1:$KCM_PORT (~1 s)"
   # As kubeadm runs it: its own identity, one ServiceAccount per controller.
   start_proc kube-controller-manager "$BIN_DIR/kube-controller-manager" \
     --kubeconfig "$DIR/kube-controller-manager.kubeconfig" \

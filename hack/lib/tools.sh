@@ -11,10 +11,12 @@ tool_bin() {
   local dir="${OSM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osm-apiserver}/tools/$key"
   if [ ! -x "$dir/$name" ]; then
     mkdir -p "$dir"
-    echo "[tools] building $name from hack/tools/go.mod into $dir (once per version; ~1-3 minutes)" >&2
+    echo "[tools] building $name from hack/tools/go.mod into $dir (once per version)" >&2
+    local start=$SECONDS
     # -modfile would not do: a tool's own dependencies come from hack/tools/go.sum.
     (cd "$root/hack/tools" && go mod download && CGO_ENABLED=0 go build -trimpath -o "$dir/$name.tmp" "$pkg") >&2
     mv "$dir/$name.tmp" "$dir/$name"
+    echo "[tools] built $name in $((SECONDS - start)) s" >&2
   fi
   echo "$dir/$name"
 }

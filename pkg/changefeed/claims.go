@@ -25,7 +25,7 @@ func Claims(mds machinecontroller.Lister) (onMDs, onSecrets Changes) {
 			return
 		}
 		for _, p := range sharing {
-			if machinecontroller.HasProfile(p) && machinecontroller.RefOf(p) != skip {
+			if machinecontroller.RefOf(p) != skip {
 				b.Add(watch.Modified, p)
 			}
 		}
@@ -48,8 +48,7 @@ func Claims(mds machinecontroller.Lister) (onMDs, onSecrets Changes) {
 		Update: func(b *Batch, oldObj, obj any) {
 			o, ok1 := oldObj.(*clusterv1alpha1.MachineDeployment)
 			n, ok2 := obj.(*clusterv1alpha1.MachineDeployment)
-			if ok1 && ok2 && (machinecontroller.HasProfile(o) != machinecontroller.HasProfile(n) ||
-				(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)) {
+			if ok1 && ok2 && (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
 				onMD(b, obj)
 			}
 		},

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
@@ -114,34 +115,26 @@ func tombstone(obj any) any {
 }
 
 // MachineDeployments are the changes of the MD informer: adds, deletes and the
-// updates that can change the rendered output or the object's labels. Only
-// MDs that name a profile have an output: gaining the annotation is an add,
-// losing it a delete. Status-only updates (replica counts, which
+// updates that can change the rendered output or the object's labels. Every
+// MD has an output (its profile named or defaulted, or the error that says
+// why it has none). Status-only updates (replica counts, which
 // machine-controller writes often) are not changes.
 func MachineDeployments() Changes {
 	return Changes{
 		Add: func(b *Batch, obj any) {
-			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok && machinecontroller.HasProfile(md) {
+			if md, ok := obj.(*clusterv1alpha1.MachineDeployment); ok {
 				b.Add(watch.Added, md)
 			}
 		},
 		Update: func(b *Batch, oldObj, newObj any) {
 			old, ok1 := oldObj.(*clusterv1alpha1.MachineDeployment)
 			md, ok2 := newObj.(*clusterv1alpha1.MachineDeployment)
-			if !ok1 || !ok2 {
-				return
-			}
-			switch had, has := machinecontroller.HasProfile(old), machinecontroller.HasProfile(md); {
-			case had && !has:
-				b.Add(watch.Deleted, old)
-			case !had && has:
-				b.Add(watch.Added, md)
-			case has && outputMayDiffer(old, md):
+			if ok1 && ok2 && outputMayDiffer(old, md) {
 				b.Update(old, md)
 			}
 		},
 		Delete: func(b *Batch, obj any) {
-			if md, ok := tombstone(obj).(*clusterv1alpha1.MachineDeployment); ok && machinecontroller.HasProfile(md) {
+			if md, ok := tombstone(obj).(*clusterv1alpha1.MachineDeployment); ok {
 				b.Add(watch.Deleted, md)
 			}
 		},
@@ -270,25 +263,54 @@ func MachineReports(mds machinecontroller.Lister, changed func(old, obj any) boo
 	}
 }
 
-// touchMD adds a Modified event of ref's MD when it has an output.
+// touchMD adds a Modified event of ref's MD when it exists.
 func touchMD(b *Batch, mds machinecontroller.Lister, ref machinecontroller.Ref) {
-	if md, err := mds.Get(ref.Namespace, ref.Name); err == nil && machinecontroller.HasProfile(md) {
+	if md, err := mds.Get(ref.Namespace, ref.Name); err == nil {
 		b.Add(watch.Modified, md)
 	}
 }
 
-// ProfileUsers lists every MD with a rendered output, for changes every
+// ProfileUsers lists every MD (each has an output), for changes every
 // output depends on (the cluster facts).
 func ProfileUsers(mds machinecontroller.Lister) ([]*clusterv1alpha1.MachineDeployment, error) {
-	all, err := mds.List("", labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, md := range all {
-		if machinecontroller.HasProfile(md) {
-			out = append(out, md)
+	return mds.List("", labels.Everything())
+}
+
+// Overlays are the changes of the OperatingSystemProfileOverlay informer: a
+// Modified event for every MD an overlay selected before or selects after it
+// is added, deleted or changed in its spec (a new generation) or labels; a
+// status update is no change. selected returns the MDs an overlay selects
+// (overlays.Selector.MachineDeployments).
+func Overlays(selected func(o *overlaysv1alpha1.OperatingSystemProfileOverlay) ([]*clusterv1alpha1.MachineDeployment, error)) Changes {
+	touch := func(b *Batch, seen map[string]bool, obj any) {
+		o, ok := tombstone(obj).(*overlaysv1alpha1.OperatingSystemProfileOverlay)
+		if !ok {
+			return
+		}
+		mds, err := selected(o)
+		if err != nil {
+			klog.ErrorS(err, "Failed to list machinedeployments for an overlay change", "overlay", klog.KObj(o))
+			return
+		}
+		for _, md := range mds {
+			if key := md.Namespace + "/" + md.Name; !seen[key] {
+				seen[key] = true
+				b.Add(watch.Modified, md)
+			}
 		}
 	}
-	return out, nil
+	return Changes{
+		Add:    func(b *Batch, obj any) { touch(b, map[string]bool{}, obj) },
+		Delete: func(b *Batch, obj any) { touch(b, map[string]bool{}, obj) },
+		Update: func(b *Batch, oldObj, newObj any) {
+			old, ok1 := oldObj.(*overlaysv1alpha1.OperatingSystemProfileOverlay)
+			o, ok2 := newObj.(*overlaysv1alpha1.OperatingSystemProfileOverlay)
+			if ok1 && ok2 && old.Generation == o.Generation && maps.Equal(old.Labels, o.Labels) {
+				return
+			}
+			seen := map[string]bool{}
+			touch(b, seen, oldObj)
+			touch(b, seen, newObj)
+		},
+	}
 }

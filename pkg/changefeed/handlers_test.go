@@ -1,6 +1,7 @@
 package changefeed
 
 import (
+	"strings"
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
@@ -29,9 +31,10 @@ func TestMachineDeploymentChanges(t *testing.T) {
 	}{
 		{name: "status only", old: withProfile, new: statusOnly},
 		{name: "labels", old: withProfile, new: relabelled, want: watch.Modified},
-		{name: "gains a profile", old: without, new: withProfile, want: watch.Added},
-		{name: "loses its profile", old: withProfile, new: without, want: watch.Deleted},
-		{name: "never had one", old: without, new: without},
+		// An MD that names no profile has its OS's default: still an output.
+		{name: "names a profile", old: without, new: withProfile, want: watch.Modified},
+		{name: "names none any more", old: withProfile, new: without, want: watch.Modified},
+		{name: "names none, unchanged", old: without, new: without},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,8 +100,7 @@ func TestMachineSetChangesTouchItsMachineDeployment(t *testing.T) {
 // deleted (tombstones too) or changed as changed says; others touch nothing.
 func TestOwnedChangesTouchTheOwner(t *testing.T) {
 	md := machinecontrollertest.MD("ns", "workers", "osp-ubuntu", nil)
-	noProfile := machinecontrollertest.MD("ns", "plain", "", nil)
-	mds := machinecontrollertest.Lister{md, noProfile}
+	mds := machinecontrollertest.Lister{md}
 	owned := func(ref machinecontroller.Ref, value string) *corev1.Secret {
 		return &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "t-" + ref.Name, Labels: ref.Labels("p"), Annotations: ref.Annotations()},
@@ -117,7 +119,6 @@ func TestOwnedChangesTouchTheOwner(t *testing.T) {
 	c.Update(&b, tok, owned(ref, "two"))
 	c.Delete(&b, cache.DeletedFinalStateUnknown{Key: "kube-system/t-workers", Obj: tok})
 	c.Add(&b, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "foreign"}}) // no owner
-	c.Add(&b, owned(machinecontroller.Ref{Namespace: "ns", Name: "plain"}, "x"))                        // owner has no output
 	c.Add(&b, owned(machinecontroller.Ref{Namespace: "ns", Name: "gone"}, "x"))                         // owner not found
 	if len(b.events) != 3 {
 		t.Fatalf("%d events, want 3: %+v", len(b.events), b.events)
@@ -155,5 +156,48 @@ func TestMachineReportsAreMarked(t *testing.T) {
 		if ev.Machines != (i > 0) || ev.MD != md {
 			t.Errorf("event %d: machines=%v of %v", i, ev.Machines, ev.MD)
 		}
+	}
+}
+
+// TestOverlayChanges: an overlay's spec change touches the MDs it selected
+// and those it selects, once each; a status update touches none.
+func TestOverlayChanges(t *testing.T) {
+	a, b, c := machinecontrollertest.MD("ns", "a", "osp", nil), machinecontrollertest.MD("ns", "b", "osp", nil), machinecontrollertest.MD("ns", "c", "osp", nil)
+	selected := func(o *overlaysv1alpha1.OperatingSystemProfileOverlay) ([]*clusterv1alpha1.MachineDeployment, error) {
+		if o.Generation == 1 {
+			return []*clusterv1alpha1.MachineDeployment{a, b}, nil
+		}
+		return []*clusterv1alpha1.MachineDeployment{b, c}, nil
+	}
+	o := &overlaysv1alpha1.OperatingSystemProfileOverlay{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "o", Generation: 1, ResourceVersion: "1"}}
+	status := o.DeepCopy()
+	status.ResourceVersion, status.Status.MachineDeployments = "2", 2
+	spec := status.DeepCopy()
+	spec.ResourceVersion, spec.Generation = "3", 2
+	changes := Overlays(selected)
+	for _, tc := range []struct {
+		name string
+		do   func(*Batch)
+		want []string
+	}{
+		{"added", func(bt *Batch) { changes.Add(bt, o) }, []string{"a", "b"}},
+		{"status update", func(bt *Batch) { changes.Update(bt, o, status) }, nil},
+		{"spec update", func(bt *Batch) { changes.Update(bt, status, spec) }, []string{"a", "b", "c"}},
+		{"deleted, as a relist finds it", func(bt *Batch) { changes.Delete(bt, cache.DeletedFinalStateUnknown{Key: "ns/o", Obj: spec}) }, []string{"b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var bt Batch
+			tc.do(&bt)
+			var got []string
+			for _, ev := range bt.events {
+				if ev.Type != watch.Modified {
+					t.Errorf("event %s", ev.Type)
+				}
+				got = append(got, ev.MD.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("touched %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

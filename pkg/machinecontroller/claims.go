@@ -99,8 +99,8 @@ func CheckSecretNames(md *clusterv1alpha1.MachineDeployment) error {
 // dictated names map to:
 //
 //  1. the MD whose owner labels are on an existing Secret of those names
-//     (bootstrap, provisioning, edge script, in this order), if it still names
-//     a profile: the first owner keeps its Secrets;
+//     (bootstrap, provisioning, edge script, in this order), unless it is being
+//     deleted: the first owner keeps its Secrets;
 //  2. otherwise the oldest of them (creationTimestamp, then uid).
 //
 // Every replica decides from its informers alone, so all agree once they have
@@ -143,7 +143,7 @@ func (c *Claims) Owner(md *clusterv1alpha1.MachineDeployment, seen metav1.Object
 	}
 	var live []*clusterv1alpha1.MachineDeployment
 	for _, p := range peers {
-		if HasProfile(p) && p.DeletionTimestamp == nil {
+		if p.DeletionTimestamp == nil {
 			live = append(live, p)
 		}
 	}

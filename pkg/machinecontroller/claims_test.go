@@ -93,9 +93,9 @@ func TestClaimsOwner(t *testing.T) {
 			want:    poolTeam,
 		},
 		{
-			name: "the owner no longer names a profile: the other takes over", mds: []*clusterv1alpha1.MachineDeployment{noProfile, newer},
+			name: "an owner that names no profile keeps its secrets: it has its OS's default", mds: []*clusterv1alpha1.MachineDeployment{noProfile, newer},
 			secrets: []*corev1.Secret{ownedSecret(pool, osm.PayloadTypeBootstrap)},
-			want:    poolTeam,
+			want:    pool,
 		},
 		{
 			name: "the owner is being deleted: the other takes over", mds: []*clusterv1alpha1.MachineDeployment{deleting, newer},
@@ -117,7 +117,7 @@ func TestClaimsOwner(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClaims(t, tc.mds, tc.secrets...)
 			for _, md := range tc.mds {
-				if !HasProfile(md) || md.DeletionTimestamp != nil {
+				if md.DeletionTimestamp != nil {
 					continue
 				}
 				var seen metav1.Object

@@ -14,7 +14,8 @@ type Lister interface {
 	List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error)
 	// Get returns one MachineDeployment or a NotFound error.
 	Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error)
-	// UsingProfile returns the MachineDeployments that name p.
+	// UsingProfile returns the MachineDeployments that use p, named or
+	// defaulted (see ProfileIndex).
 	UsingProfile(p Profile) ([]*clusterv1alpha1.MachineDeployment, error)
 	// SharingSecretNames returns the MachineDeployments whose dictated Secret
 	// names are ref's (see Ref.SecretPrefix), ref's own included.

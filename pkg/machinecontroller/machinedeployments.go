@@ -21,8 +21,9 @@ import (
 // MachineDeployments is the group and resource of MachineDeployments.
 var MachineDeployments = clusterv1alpha1.Resource("machinedeployments")
 
-// ProfileIndex indexes MachineDeployments by the profile they name
-// (Profile.String()), so a profile change finds its MDs without a full list.
+// ProfileIndex indexes MachineDeployments by the profile they use
+// (Profile.String(), defaulted or named), so a profile change finds its MDs
+// without a full list.
 const ProfileIndex = "profile"
 
 var scheme = runtime.NewScheme()
@@ -73,7 +74,8 @@ func profileIndexFunc(defaultNamespace string) cache.IndexFunc {
 		if !ok {
 			return nil, nil
 		}
-		if p, ok := ProfileOf(md, defaultNamespace); ok {
+		// An MD whose profile cannot be defaulted uses none.
+		if p, err := ProfileOf(md, defaultNamespace); err == nil {
 			return []string{p.String()}, nil
 		}
 		return nil, nil

@@ -2,26 +2,32 @@ package machinecontroller
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
-// A Machine is one VM of a MachineDeployment: machine-controller creates it
-// for a MachineSet of the MD, names the VM after it (the <MACHINE_NAME> of
-// the user-data) and sets status.nodeRef once the node registered. Nodes
-// name their Machine when they report; which MD owns it decides whose
-// credential may.
+// machine-controller makes a Machine for every replica of a MachineSet, with
+// the MachineSet as its controller (ownerReference) and the template's labels;
+// the MachineSet's controller is the MachineDeployment. It names the VM and,
+// except on AWS, the node after the Machine, and writes the cloud's addresses
+// of the instance (its private DNS name on AWS, where that is the node's name)
+// into the Machine's status.addresses, and the Node into status.nodeRef once
+// the Node registered.
 
 // Machines is the group and resource of Machines.
 var Machines = clusterv1alpha1.Resource("machines")
 
-// machineSetIndex indexes Machines by the MachineSet that controls them.
-const machineSetIndex = "machineset"
+// MachineSetIndex indexes Machines by the MachineSet that controls them
+// ("<namespace>/<machineset>").
+const MachineSetIndex = "machineset"
 
 // NewMachineListWatch returns a ListerWatcher of all Machines of the cluster
 // that config points at.
@@ -29,19 +35,22 @@ func NewMachineListWatch(config *rest.Config) (cache.ListerWatcher, error) {
 	return newListWatch(config, Machines.Resource)
 }
 
+// NodeNameIndex indexes Machines by the names their node may have (NodeNames).
+const NodeNameIndex = "nodename"
+
 // NewMachineInformer returns an informer of Machines fed by lw, indexed by
-// the MachineSet that controls them. It keeps only their metadata and
-// status.nodeRef: specs (providerSpecs with cloud settings) are big and
-// nothing here reads them.
-//
-// The index is by MachineSet, not by MachineDeployment: a Machine names its
-// MachineSet, and the MachineSet its MD, so an index through the MachineSet
-// informer would go stale whenever a MachineSet is seen after its Machines.
-// MachineOwners resolves the second step at read time.
+// namespace, by their MachineSet and by their node names, without managed
+// fields.
 func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
 	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.Machine{}, 0, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
-		machineSetIndex: func(obj any) ([]string, error) {
+		NodeNameIndex: func(obj any) ([]string, error) {
+			if m, ok := obj.(*clusterv1alpha1.Machine); ok {
+				return NodeNames(m), nil
+			}
+			return nil, nil
+		},
+		MachineSetIndex: func(obj any) ([]string, error) {
 			if m, ok := obj.(*clusterv1alpha1.Machine); ok {
 				if owner := metav1.GetControllerOf(m); owner != nil && owner.Kind == "MachineSet" {
 					return []string{m.Namespace + "/" + owner.Name}, nil
@@ -50,56 +59,82 @@ func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
 			return nil, nil
 		},
 	})
-	_ = i.SetTransform(stripMachine)
+	// Setting a transform on an informer that has not started cannot fail.
+	_ = i.SetTransform(StripManagedFields)
 	return i
 }
 
-func stripMachine(obj any) (any, error) {
-	m, ok := obj.(*clusterv1alpha1.Machine)
-	if !ok {
-		return obj, nil
-	}
-	out := &clusterv1alpha1.Machine{TypeMeta: m.TypeMeta, ObjectMeta: m.ObjectMeta}
-	out.ManagedFields = nil
-	out.Status.NodeRef = m.Status.NodeRef
-	return out, nil
+// MachineReader reads Machines, the MachineDeployments they belong to and
+// whether their Node exists, from the caches of a Machine, a MachineSet and a
+// Node informer. Objects it returns belong to the caches: callers must not
+// modify them.
+type MachineReader struct {
+	machines    cache.Indexer
+	machineSets cache.Indexer
+	nodes       cache.Indexer
 }
 
-// MachineOwners answers which MachineDeployment owns a Machine: the one that
-// controls the MachineSet that controls it, matched by UID at both steps.
-type MachineOwners struct {
-	// Machines is the indexer of an informer from NewMachineInformer.
-	Machines cache.Indexer
-	// MachineSets is the indexer of an informer from NewMachineSetInformer.
-	MachineSets cache.Indexer
+// NewMachineReader reads the indexers of informers from NewMachineInformer,
+// NewMachineSetInformer and NewNodeInformer; nodes may be nil (then only a
+// Machine's status.nodeRef says it has a Node).
+func NewMachineReader(machines, machineSets, nodes cache.Indexer) *MachineReader {
+	return &MachineReader{machines: machines, machineSets: machineSets, nodes: nodes}
+}
+
+// Get returns one Machine or a NotFound error.
+func (r *MachineReader) Get(namespace, name string) (*clusterv1alpha1.Machine, error) {
+	obj, exists, err := r.machines.GetByKey(namespace + "/" + name)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, errors.NewNotFound(Machines, name)
+	}
+	return obj.(*clusterv1alpha1.Machine), nil
+}
+
+// MachineDeploymentOf returns the MachineDeployment that owns m: the
+// controller of the MachineSet that controls m (the MachineSet of the
+// reference's uid, not one recreated under its name). ok is false for a
+// Machine of no MachineSet (made by hand) or whose MachineSet is not known.
+func (r *MachineReader) MachineDeploymentOf(m *clusterv1alpha1.Machine) (ref Ref, ok bool) {
+	owner := metav1.GetControllerOf(m)
+	if owner == nil || owner.Kind != "MachineSet" {
+		return Ref{}, false
+	}
+	obj, exists, err := r.machineSets.GetByKey(m.Namespace + "/" + owner.Name)
+	if err != nil || !exists {
+		return Ref{}, false
+	}
+	ms := obj.(*clusterv1alpha1.MachineSet)
+	if ms.UID != owner.UID {
+		return Ref{}, false
+	}
+	return MachineDeploymentOf(ms)
 }
 
 // MachineOwner is a Machine and the MachineDeployment that owns it.
 type MachineOwner struct {
 	// Machine is the informer's object: do not modify it.
 	Machine *clusterv1alpha1.Machine
-	// MachineDeployment and its UID.
+	// MachineDeployment and its UID (the MachineSet's controller reference).
 	MachineDeployment Ref
 	UID               types.UID
 }
 
 // Owner returns Machine namespace/name and its MachineDeployment: a NotFound
-// error when the cache has no such Machine, another error when it belongs to
-// no MachineDeployment (no controlling MachineSet, or one no MD controls).
-func (o *MachineOwners) Owner(namespace, name string) (MachineOwner, error) {
-	obj, exists, err := o.Machines.GetByKey(namespace + "/" + name)
+// error when the cache has no such Machine, another error that says why when
+// it belongs to no MachineDeployment.
+func (r *MachineReader) Owner(namespace, name string) (MachineOwner, error) {
+	m, err := r.Get(namespace, name)
 	if err != nil {
 		return MachineOwner{}, err
 	}
-	if !exists {
-		return MachineOwner{}, apierrors.NewNotFound(Machines, name)
-	}
-	m := obj.(*clusterv1alpha1.Machine)
 	owner := metav1.GetControllerOf(m)
 	if owner == nil || owner.Kind != "MachineSet" {
 		return MachineOwner{}, fmt.Errorf("machine %s/%s is controlled by no MachineSet", namespace, name)
 	}
-	obj, exists, err = o.MachineSets.GetByKey(namespace + "/" + owner.Name)
+	obj, exists, err := r.machineSets.GetByKey(namespace + "/" + owner.Name)
 	if err != nil {
 		return MachineOwner{}, err
 	}
@@ -114,32 +149,58 @@ func (o *MachineOwners) Owner(namespace, name string) (MachineOwner, error) {
 	return MachineOwner{Machine: m, MachineDeployment: ref, UID: metav1.GetControllerOf(ms).UID}, nil
 }
 
-// Exists reports whether the cache has Machine namespace/name.
-func (o *MachineOwners) Exists(namespace, name string) bool {
-	_, exists, err := o.Machines.GetByKey(namespace + "/" + name)
-	return err == nil && exists
-}
-
-// MachinesOf returns the Machines of the MachineDeployment ref, through its
-// MachineSets.
-func (o *MachineOwners) MachinesOf(ref Ref) ([]*clusterv1alpha1.Machine, error) {
-	sets, err := o.MachineSets.ByIndex(ownerIndex, ref.String())
+// OfMachineDeployment returns the Machines of the MachineDeployment ref,
+// through the MachineSets it controls.
+func (r *MachineReader) OfMachineDeployment(ref Ref) ([]*clusterv1alpha1.Machine, error) {
+	sets, err := r.machineSets.ByIndex(ownerIndex, ref.String())
 	if err != nil {
 		return nil, err
 	}
-	var out []*clusterv1alpha1.Machine
+	var machines []*clusterv1alpha1.Machine
 	for _, obj := range sets {
 		ms := obj.(*clusterv1alpha1.MachineSet)
-		machines, err := o.Machines.ByIndex(machineSetIndex, ms.Namespace+"/"+ms.Name)
+		objs, err := r.machines.ByIndex(MachineSetIndex, ms.Namespace+"/"+ms.Name)
 		if err != nil {
 			return nil, err
 		}
-		for _, mobj := range machines {
-			m := mobj.(*clusterv1alpha1.Machine)
+		for _, o := range objs {
+			m := o.(*clusterv1alpha1.Machine)
 			if owner := metav1.GetControllerOf(m); owner != nil && owner.UID == ms.UID {
-				out = append(out, m)
+				machines = append(machines, m)
 			}
 		}
 	}
-	return out, nil
+	return machines, nil
+}
+
+// ByNodeName returns the Machines whose node may be called name.
+func (r *MachineReader) ByNodeName(name string) ([]*clusterv1alpha1.Machine, error) {
+	objs, err := r.machines.ByIndex(NodeNameIndex, name)
+	if err != nil {
+		return nil, err
+	}
+	machines := make([]*clusterv1alpha1.Machine, len(objs))
+	for i, obj := range objs {
+		machines[i] = obj.(*clusterv1alpha1.Machine)
+	}
+	return machines, nil
+}
+
+// NodeNames are the names the node of m may register under: the Machine's
+// name (machine-controller names VMs and their hostnames after it), and the
+// host names machine-controller reported for its instance (status.addresses
+// of type Hostname and InternalDNS: on AWS the node keeps the instance's
+// private DNS name). Node names are lower case.
+func NodeNames(m *clusterv1alpha1.Machine) []string {
+	names := []string{strings.ToLower(m.Name)}
+	for _, a := range m.Status.Addresses {
+		if a.Type != corev1.NodeHostName && a.Type != corev1.NodeInternalDNS || a.Address == "" {
+			continue
+		}
+		name := strings.ToLower(a.Address)
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }

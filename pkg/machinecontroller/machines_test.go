@@ -1,102 +1,122 @@
-package machinecontroller
+package machinecontroller_test
 
 import (
+	"slices"
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 )
 
-func controlledBy(kind, name string, uid types.UID) []metav1.OwnerReference {
-	return []metav1.OwnerReference{{Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
-}
+// A Machine belongs to the MachineDeployment that controls its MachineSet —
+// the MachineSet of the owner reference's uid — and to no other.
+func TestMachineReader(t *testing.T) {
+	md := machinecontrollertest.MD("team", "pool", "osp-ubuntu", nil)
+	other := machinecontrollertest.MD("team", "other", "osp-ubuntu", nil)
+	ms := machinecontrollertest.MachineSet(md, "pool-5d8f7")
+	oldMS := machinecontrollertest.MachineSet(md, "pool-1a2b3")
+	otherMS := machinecontrollertest.MachineSet(other, "other-6c9d4")
+	m1 := machinecontrollertest.Machine(ms, "pool-5d8f7-x2k4q")
+	m2 := machinecontrollertest.Machine(oldMS, "pool-1a2b3-p7w2m")
+	foreign := machinecontrollertest.Machine(otherMS, "other-6c9d4-abcde")
+	stale := machinecontrollertest.Machine(ms, "pool-5d8f7-stale")
+	stale.OwnerReferences[0].UID = "a-machineset-deleted-since"
+	orphan := machinecontrollertest.Machine(ms, "by-hand")
+	orphan.OwnerReferences = nil
 
-func testMachine(name string, owners []metav1.OwnerReference) *clusterv1alpha1.Machine {
-	return &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, OwnerReferences: owners}}
-}
-
-func testMachineOwners(t *testing.T, objs ...runtime.Object) *MachineOwners {
-	t.Helper()
-	o := &MachineOwners{
-		Machines:    NewMachineInformer(nil).GetIndexer(),
-		MachineSets: NewMachineSetInformer(nil).GetIndexer(),
-	}
-	for _, obj := range objs {
-		var err error
-		switch obj.(type) {
-		case *clusterv1alpha1.Machine:
-			err = o.Machines.Add(obj)
-		case *clusterv1alpha1.MachineSet:
-			err = o.MachineSets.Add(obj)
-		}
-		if err != nil {
+	machines := machinecontroller.NewMachineInformer(nil).GetIndexer()
+	sets := machinecontroller.NewMachineSetInformer(nil).GetIndexer()
+	for _, obj := range []any{m1, m2, foreign, stale, orphan} {
+		if err := machines.Add(obj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return o
-}
-
-func TestMachineOwners(t *testing.T) {
-	ms := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pool-1", UID: "ms-1",
-		OwnerReferences: controlledBy("MachineDeployment", "pool", "md-1")}}
-	orphanMS := &clusterv1alpha1.MachineSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "loose", UID: "ms-2"}}
-	o := testMachineOwners(t, ms, orphanMS,
-		testMachine("pool-1-a", controlledBy("MachineSet", "pool-1", "ms-1")),
-		testMachine("pool-1-b", controlledBy("MachineSet", "pool-1", "ms-1")),
-		// A Machine of an earlier MachineSet of the same name.
-		testMachine("stale", controlledBy("MachineSet", "pool-1", "ms-0")),
-		testMachine("lonely", nil),
-		testMachine("loose-a", controlledBy("MachineSet", "loose", "ms-2")),
-		testMachine("gone-set", controlledBy("MachineSet", "gone", "ms-3")),
-	)
-
-	got, err := o.Owner("ns", "pool-1-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (Ref{Namespace: "ns", Name: "pool"}); got.MachineDeployment != want || got.UID != "md-1" || got.Machine.Name != "pool-1-a" {
-		t.Errorf("owner of pool-1-a = %+v, want %v (md-1)", got, want)
-	}
-	if _, err := o.Owner("ns", "missing"); !apierrors.IsNotFound(err) {
-		t.Errorf("missing machine: %v, want NotFound", err)
-	}
-	for _, name := range []string{"stale", "lonely", "loose-a", "gone-set"} {
-		if got, err := o.Owner("ns", name); err == nil || apierrors.IsNotFound(err) {
-			t.Errorf("%s: owner %+v, err %v; want an error naming why it belongs to no MD", name, got, err)
+	for _, obj := range []any{ms, oldMS, otherMS} {
+		if err := sets.Add(obj); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if !o.Exists("ns", "lonely") || o.Exists("ns", "missing") {
-		t.Error("Exists disagrees with the cache")
+	r := machinecontroller.NewMachineReader(machines, sets, nil)
+
+	pool := machinecontroller.Ref{Namespace: "team", Name: "pool"}
+	for _, tc := range []struct {
+		machine *clusterv1alpha1.Machine
+		want    machinecontroller.Ref
+		ok      bool
+	}{
+		{m1, pool, true},
+		{m2, pool, true},
+		{foreign, machinecontroller.Ref{Namespace: "team", Name: "other"}, true},
+		{stale, machinecontroller.Ref{}, false},
+		{orphan, machinecontroller.Ref{}, false},
+	} {
+		if got, ok := r.MachineDeploymentOf(tc.machine); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: owner %v, %v; want %v, %v", tc.machine.Name, got, ok, tc.want, tc.ok)
+		}
 	}
 
-	machines, err := o.MachinesOf(Ref{Namespace: "ns", Name: "pool"})
+	list, err := r.OfMachineDeployment(pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(machines) != 2 {
-		t.Errorf("machines of pool: %d, want 2 (not the stale one)", len(machines))
+	var names []string
+	for _, m := range list {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	if want := []string{m2.Name, m1.Name}; !slices.Equal(names, want) {
+		t.Errorf("machines of %s: %v, want %v", pool, names, want)
+	}
+
+	if got, err := r.Get("team", m1.Name); err != nil || got != m1 {
+		t.Errorf("Get: %v, %v", got, err)
+	}
+	if _, err := r.Get("team", "missing"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of a missing machine: %v, want NotFound", err)
 	}
 }
 
-func TestMachineInformerKeepsOnlyWhatIsRead(t *testing.T) {
-	m := testMachine("a", controlledBy("MachineSet", "s", "u"))
-	m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
-	m.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"aws"}`)}
-	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: "a"}
-	obj, err := stripMachine(m)
-	if err != nil {
+// The node of a Machine is named after it or, on AWS, after the private DNS
+// name machine-controller reports.
+func TestNodeNames(t *testing.T) {
+	m := machinecontrollertest.Machine(machinecontrollertest.MachineSet(machinecontrollertest.MD("ns", "md", "", nil), "md-1"), "md-1-abcde")
+	if got := machinecontroller.NodeNames(m); !slices.Equal(got, []string{"md-1-abcde"}) {
+		t.Errorf("without addresses: %v", got)
+	}
+	m.Status.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "10.0.0.7"},
+		{Type: corev1.NodeInternalDNS, Address: "IP-10-0-0-7.eu-west-1.compute.internal"},
+		{Type: corev1.NodeHostName, Address: "ip-10-0-0-7.eu-west-1.compute.internal"},
+		{Type: corev1.NodeExternalDNS, Address: "ec2-1-2-3-4.compute.amazonaws.com"},
+	}
+	want := []string{"md-1-abcde", "ip-10-0-0-7.eu-west-1.compute.internal"}
+	if got := machinecontroller.NodeNames(m); !slices.Equal(got, want) {
+		t.Errorf("with addresses: %v, want %v", got, want)
+	}
+}
+
+// A Machine has a Node once machine-controller set its nodeRef, or once a
+// Node of one of its names exists.
+func TestNodeOf(t *testing.T) {
+	m := machinecontrollertest.Machine(machinecontrollertest.MachineSet(machinecontrollertest.MD("ns", "md", "", nil), "md-1"), "md-1-abcde")
+	nodes := machinecontroller.NewNodeInformer(nil).GetIndexer()
+	r := machinecontroller.NewMachineReader(nil, nil, nodes)
+	if name, ok := r.NodeOf(m); ok {
+		t.Errorf("a new machine has node %q", name)
+	}
+	if err := nodes.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "md-1-abcde"}}); err != nil {
 		t.Fatal(err)
 	}
-	got := obj.(*clusterv1alpha1.Machine)
-	if got.Spec.ProviderSpec.Value != nil || got.ManagedFields != nil {
-		t.Errorf("spec or managed fields kept: %+v", got)
+	if name, ok := r.NodeOf(m); !ok || name != "md-1-abcde" {
+		t.Errorf("node %q, %v; want md-1-abcde", name, ok)
 	}
-	if got.Status.NodeRef == nil || len(got.OwnerReferences) != 1 {
-		t.Errorf("node ref or owner lost: %+v", got)
+	m.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: "ip-10-0-0-7.ec2.internal"}
+	if name, ok := r.NodeOf(m); !ok || name != "ip-10-0-0-7.ec2.internal" {
+		t.Errorf("node %q, %v; want the nodeRef's", name, ok)
 	}
 }

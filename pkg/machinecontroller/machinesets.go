@@ -87,3 +87,15 @@ func (t *RevisionTemplates) MachineSet(md *clusterv1alpha1.MachineDeployment) *c
 func TemplateChanged(md *clusterv1alpha1.MachineDeployment, ms *clusterv1alpha1.MachineSet) bool {
 	return !equality.Semantic.DeepEqual(ms.Spec.Template.Spec, md.Spec.Template.Spec)
 }
+
+// ProfileOf is ProfileOf with the default of the operating system of md's
+// revision's template, which the payloads of that revision are rendered from
+// (see MachineSet); t may be nil: md's own template.
+func (t *RevisionTemplates) ProfileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (Profile, error) {
+	if md.Annotations[AnnotationOSP] == "" {
+		if ms := t.MachineSet(md); ms != nil {
+			return ProfileOfTemplate(md, &ms.Spec.Template.Spec, defaultNamespace)
+		}
+	}
+	return ProfileOf(md, defaultNamespace)
+}

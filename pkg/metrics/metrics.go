@@ -120,6 +120,27 @@ var (
 		Help:           "Writes of Secrets, tokens or RBAC the cluster refused, by reason (Forbidden, Invalid, ...).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"reason"})
+
+	// MachineJoins observes MachineJoin requests, by result: answered,
+	// refused (403), unavailable (503) or failed.
+	MachineJoins = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Namespace:      namespace,
+		Subsystem:      "machine_join",
+		Name:           "duration_seconds",
+		Help:           "Time to answer one MachineJoin, by result (answered, refused, unavailable, failed).",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 14),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+
+	// JoinCSRs counts the kubelet client CSRs of join identities the leader
+	// decided, by decision (approved, denied).
+	JoinCSRs = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "machine_join",
+		Name:           "csrs_total",
+		Help:           "Kubelet client CSRs of machine join identities decided, by decision (approved, denied).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"decision"})
 )
 
 // Boot reports: nodes' step records.
@@ -163,7 +184,7 @@ func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
 			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures,
-			BootReports, BootStepFailures, ProvisioningDuration)
+			MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration)
 	})
 }
 

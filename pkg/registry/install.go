@@ -41,6 +41,8 @@ func init() {
 const (
 	OperatingSystemConfigs = "operatingsystemconfigs"
 	ProvisioningPayloads   = "provisioningpayloads"
+	MachineJoins           = "machinejoins"
+	ProfileReviews         = "profilereviews"
 	BootReports            = "bootreports"
 	// BootReportSteps is the subresource nodes post their step records to.
 	BootReportSteps = BootReports + "/step"
@@ -49,6 +51,8 @@ const (
 // Storages are the storages of osm.k8c.io/v1alpha1.
 type Storages struct {
 	Configs, Payloads rest.Storage
+	// MachineJoins and ProfileReviews: create-only requests; nil leaves one out.
+	MachineJoins, ProfileReviews rest.Storage
 	// BootReports and BootReportSteps: the reports and their step subresource.
 	BootReports, BootReportSteps rest.Storage
 }
@@ -57,11 +61,19 @@ type Storages struct {
 // caller installs it with GenericAPIServer.InstallAPIGroup.
 func Build(s Storages) genericapiserver.APIGroupInfo {
 	info := genericapiserver.NewDefaultAPIGroupInfo(osm.GroupName, Scheme, metav1.ParameterCodec, Codecs)
-	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
+	storages := map[string]rest.Storage{}
+	for name, st := range map[string]rest.Storage{
 		OperatingSystemConfigs: s.Configs,
 		ProvisioningPayloads:   s.Payloads,
+		MachineJoins:           s.MachineJoins,
+		ProfileReviews:         s.ProfileReviews,
 		BootReports:            s.BootReports,
 		BootReportSteps:        s.BootReportSteps,
+	} {
+		if st != nil {
+			storages[name] = st
+		}
 	}
+	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storages
 	return info
 }

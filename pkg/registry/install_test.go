@@ -12,6 +12,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/bootreport"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/machinejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
@@ -24,6 +25,7 @@ func TestBuild(t *testing.T) {
 	info := registry.Build(registry.Storages{
 		Configs:         operatingsystemconfig.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed, nil),
 		Payloads:        provisioningpayload.NewREST(machinecontrollertest.Lister{}, renderer, feed.Feed),
+		MachineJoins:    machinejoin.NewREST(nil),
 		BootReports:     bootreport.NewREST(secrets),
 		BootReportSteps: bootreport.NewStepREST(bootreport.StepConfig{Secrets: secrets}),
 	})
@@ -31,7 +33,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("versions %v", info.PrioritizedVersions)
 	}
 	storages := info.VersionedResourcesStorageMap["v1alpha1"]
-	if len(storages) != 4 {
+	if len(storages) != 5 {
 		t.Fatalf("resources %v", storages)
 	}
 	// Nodes post their step records; nothing else is writable.
@@ -40,6 +42,22 @@ func TestBuild(t *testing.T) {
 	}
 	delete(storages, registry.BootReportSteps)
 	for name, s := range storages {
+		if n, ok := s.(rest.SingularNameProvider); !ok || n.GetSingularName() == "" {
+			t.Errorf("%s has no singular name", name)
+		}
+		gvk := v1alpha1.SchemeGroupVersion.WithKind(kindOf(s))
+		if !registry.Scheme.Recognizes(gvk) {
+			t.Errorf("scheme does not know %v", gvk)
+		}
+		if name == registry.MachineJoins {
+			// Create-only, like a TokenRequest.
+			_, creater := s.(rest.Creater)
+			_, getter := s.(rest.Getter)
+			if !creater || getter {
+				t.Errorf("%s: Creater %v, Getter %v; want create only", name, creater, getter)
+			}
+			continue
+		}
 		// Read-only: the generic server answers 405 for verbs without an interface.
 		if _, ok := s.(rest.Creater); ok {
 			t.Errorf("%s implements Creater", name)
@@ -52,13 +70,6 @@ func TestBuild(t *testing.T) {
 		}
 		if _, ok := s.(rest.Watcher); !ok {
 			t.Errorf("%s cannot watch", name)
-		}
-		if n, ok := s.(rest.SingularNameProvider); !ok || n.GetSingularName() == "" {
-			t.Errorf("%s has no singular name", name)
-		}
-		gvk := v1alpha1.SchemeGroupVersion.WithKind(kindOf(s))
-		if !registry.Scheme.Recognizes(gvk) {
-			t.Errorf("scheme does not know %v", gvk)
 		}
 	}
 }

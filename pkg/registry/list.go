@@ -52,13 +52,9 @@ func ListMachineDeployments(ctx context.Context, mds machinecontroller.Lister, o
 	if err != nil {
 		return nil, fmt.Errorf("failed to list machinedeployments: %w", err)
 	}
-	// Filter in place: the slice is ours, the objects are the cache's.
-	out := all[:0]
-	for _, md := range all {
-		if machinecontroller.HasProfile(md) {
-			out = append(out, md)
-		}
-	}
+	// Every MD has an output. Sort in place: the slice is ours, the objects
+	// are the cache's.
+	out := all
 	slices.SortFunc(out, func(a, b *clusterv1alpha1.MachineDeployment) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c

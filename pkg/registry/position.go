@@ -17,8 +17,8 @@ import (
 // the syncer creates a new MachineDeployment's tokens as fast.
 const retryAfterSeconds = 1
 
-// serviceUnavailable is a 503 with details and a Retry-After.
-func serviceUnavailable(message string, details metav1.StatusDetails) *apierrors.StatusError {
+// ServiceUnavailable is a 503 with details and a Retry-After.
+func ServiceUnavailable(message string, details metav1.StatusDetails) *apierrors.StatusError {
 	details.RetryAfterSeconds = retryAfterSeconds
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
@@ -75,7 +75,7 @@ func FeedError(err error) error {
 		status.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
 		return status
 	case errors.As(err, &notReady):
-		return serviceUnavailable(err.Error(), metav1.StatusDetails{})
+		return ServiceUnavailable(err.Error(), metav1.StatusDetails{})
 	case errors.Is(err, changefeed.ErrMalformed):
 		return apierrors.NewBadRequest(err.Error())
 	}

@@ -115,7 +115,7 @@ func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (run
 	}
 	md, err := s.MachineDeployments.Get(namespace, mdName)
 	// IsNotFound allocates: it is asked only of an error.
-	if err != nil && apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md) {
+	if err != nil && apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(s.Resource, name)
 	}
 	if err != nil {
@@ -225,6 +225,6 @@ func (s *Store) events(ctx context.Context, ev changefeed.Event, typ watch.Event
 }
 
 func (s *Store) pendingError(name, reason string) *apierrors.StatusError {
-	return serviceUnavailable(fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
+	return ServiceUnavailable(fmt.Sprintf("%s %q is pending: %s", s.Resource.String(), name, reason),
 		metav1.StatusDetails{Group: s.Resource.Group, Kind: s.Resource.Resource, Name: name})
 }

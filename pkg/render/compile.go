@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/sandbox"
 )
 
@@ -33,92 +33,125 @@ type revisionFailure struct {
 	retry time.Time // zero: for as long as the revision is cached
 }
 
-// compiledConfig is one of an OSP's two configs, parsed: its named
-// templates are the set's shared templates, its files the set's templates.
+// compiledConfig is one of an OSP's two configs, with its overlays, parsed:
+// its named templates are the set's shared templates, its files the set's
+// templates (literal files aside).
 type compiledConfig struct {
 	kind      string // "bootstrapConfig" or "provisioningConfig", for errors
 	templates *sandbox.Set
 	files     []compiledFile
 	units     []osm.Unit
 	modules   *osm.CloudInitModule
+	// origins are the overlays that set templates and files, by template
+	// name (and the shared templates' by name), for errors.
+	origins, sharedOrigins map[string]string
 }
 
 type compiledFile struct {
 	path        string
 	permissions int32
 	encoding    string
+	// template is the file's index in the set; -1 for literal text.
+	template int
+	literal  string
 }
 
 // dataType is the type of what templates execute with.
 var dataType = reflect.TypeFor[*templateData]()
 
-// compile parses the OSP's templates for the given container runtime.
-func compile(osp *ospv1alpha1.OperatingSystemProfile, runtime string) (*compiledOSP, error) {
+// compile parses the OSP's templates, with its overlays applied in order,
+// for the given container runtime.
+func compile(osp *ospv1alpha1.OperatingSystemProfile, overlays []*overlaysv1alpha1.OperatingSystemProfileOverlay, runtime string) (*compiledOSP, error) {
 	c := &compiledOSP{name: osp.Name}
-	var err error
-	if c.bootstrap, err = compileConfig(osp.Name, "bootstrapConfig", &osp.Spec.BootstrapConfig, runtime); err != nil {
-		return nil, err
-	}
-	if c.provisioning, err = compileConfig(osp.Name, "provisioningConfig", &osp.Spec.ProvisioningConfig, runtime); err != nil {
-		return nil, err
+	// Flatcar's payloads write units; cloud-init elsewhere does not, so
+	// the overlays' units become files there. Ignition runs no modules.
+	nativeUnits := osp.Spec.OSName == ospv1alpha1.OperatingSystemFlatcar
+	modules := osp.Spec.ProvisioningUtility != ospv1alpha1.ProvisioningUtilityIgnition
+	for _, cfg := range []struct {
+		kind string
+		spec *ospv1alpha1.OSPConfig
+		out  *compiledConfig
+	}{
+		{"bootstrapConfig", &osp.Spec.BootstrapConfig, &c.bootstrap},
+		{"provisioningConfig", &osp.Spec.ProvisioningConfig, &c.provisioning},
+	} {
+		src, noInline := newConfigSource(osp.Name, cfg.kind, cfg.spec, runtime)
+		if noInline == nil {
+			if err := src.applyOverlays(overlays, nativeUnits, modules); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if *cfg.out, err = compileConfig(osp.Name, src); err != nil {
+			return nil, err
+		}
+		if noInline != nil {
+			return nil, noInline
+		}
 	}
 	return c, nil
 }
 
-func compileConfig(ospName, kind string, cfg *ospv1alpha1.OSPConfig, runtime string) (compiledConfig, error) {
-	cc := compiledConfig{kind: kind, units: convertUnits(cfg.Units), modules: convertModules(cfg.CloudInitModules)}
-
-	// The selected runtime's files follow the config's own; its named templates
-	// are overridden by the config's templates of the same name.
-	files := cfg.Files
-	src := sandbox.Sources{Data: dataType, Shared: map[string]string{}}
-	for _, cr := range cfg.SupportedContainerRuntimes {
-		if string(cr.Name) == runtime {
-			files = append(slices.Clip(files), cr.Files...)
-			for name, text := range cr.Templates {
-				src.Shared[name] = text
-			}
-			break
-		}
-	}
-	for name, text := range cfg.Templates {
-		src.Shared[name] = text
-	}
-
-	// The files before one without inline content are compiled, so that
-	// their errors come first, as the config reads.
-	var noInline error
-	for _, f := range files {
-		if f.Content.Inline == nil {
-			noInline = fmt.Errorf("%s: %s file %s: no inline content", ospName, kind, f.Path)
-			break
-		}
-		perms := f.Permissions
+func compileConfig(ospName string, c *configSource) (compiledConfig, error) {
+	cc := compiledConfig{kind: c.kind, units: c.units, modules: c.modules, origins: map[string]string{}, sharedOrigins: c.sharedOrigin}
+	src := sandbox.Sources{Data: dataType, Shared: c.shared}
+	for _, f := range c.files {
+		perms := f.permissions
 		if perms == 0 {
 			perms = defaultFilePermissions
 		}
-		src.Templates = append(src.Templates, sandbox.Source{Name: f.Path, Text: f.Content.Inline.Data})
-		cc.files = append(cc.files, compiledFile{path: f.Path, permissions: perms, encoding: f.Content.Inline.Encoding})
+		cf := compiledFile{path: f.path, permissions: perms, encoding: f.encoding, template: -1}
+		if f.literal {
+			cf.literal = f.text
+		} else {
+			cf.template = len(src.Templates)
+			src.Templates = append(src.Templates, sandbox.Source{Name: f.path, Text: f.text})
+		}
+		if f.origin != "" {
+			cc.origins[f.path] = f.origin
+		}
+		cc.files = append(cc.files, cf)
 	}
 	var err error
 	if cc.templates, err = sandbox.Compile(src); err != nil {
-		return cc, configError(ospName, kind, err)
+		return cc, cc.error(ospName, err)
 	}
-	return cc, noInline
+	return cc, nil
 }
 
-// configError names the OSP, the config and its template or file that failed:
-// `osp-ubuntu: provisioningConfig file /opt/bin/setup: template: line 12: function "foo" not defined`.
-func configError(ospName, kind string, err error) error {
+// error names the OSP, the config and its template or file that failed:
+// `osp-ubuntu: provisioningConfig file /opt/bin/setup: template: line 12: function "foo" not defined`,
+// or the overlay that brought it: `overlay team-a/ca: provisioningConfig file ...`.
+func (c *compiledConfig) error(ospName string, err error) error {
+	var te *sandbox.Error
+	if errors.As(err, &te) {
+		origin := c.origins[te.Name]
+		if te.Shared {
+			origin = c.sharedOrigins[te.Name]
+		}
+		if origin != "" {
+			return &OverlayError{Overlay: origin, Err: configError(ospName, c.kind, err, false)}
+		}
+	}
+	return configError(ospName, c.kind, err, true)
+}
+
+// configError says which config and template or file failed, after the
+// OSP's name when withOSP.
+func configError(ospName, kind string, err error, withOSP bool) error {
+	prefix := kind
+	if withOSP {
+		prefix = ospName + ": " + kind
+	}
 	var te *sandbox.Error
 	if !errors.As(err, &te) {
-		return fmt.Errorf("%s: %s: %w", ospName, kind, err)
+		return fmt.Errorf("%s: %w", prefix, err)
 	}
 	what := " file "
 	if te.Shared {
 		what = " template "
 	}
-	return fmt.Errorf("%s: %s%s%s: %w", ospName, kind, what, te.Name, err)
+	return fmt.Errorf("%s%s%s: %w", prefix, what, te.Name, err)
 }
 
 func convertUnits(units []ospv1alpha1.Unit) []osm.Unit {

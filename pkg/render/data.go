@@ -70,6 +70,13 @@ type templateData struct {
 	SecretName                    string
 	BootstrapKubeconfigSecretName string
 
+	// What the bootstrap payload needs to post a MachineJoin instead (see
+	// join.go): the URL of the MD namespace's machinejoins, and the machine's
+	// name as machine-controller writes it into the user-data (the
+	// placeholder it replaces; write it where it is not base64-encoded).
+	MachineJoinURL string
+	MachineName    string
+
 	// bootstrapKubeconfig is built on first use: few OSPs read it.
 	bootstrapKubeconfig *string
 	cluster             *ClusterInfo

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 )
 
 // DecodeOSP decodes an OperatingSystemProfile manifest (YAML or JSON) strictly:
@@ -43,4 +44,16 @@ func decodeError(err error) error {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// DecodeOverlay decodes an OperatingSystemProfileOverlay manifest strictly.
+func DecodeOverlay(data []byte) (*overlaysv1alpha1.OperatingSystemProfileOverlay, error) {
+	o := &overlaysv1alpha1.OperatingSystemProfileOverlay{}
+	if err := yaml.UnmarshalStrict(data, o); err != nil {
+		return nil, decodeError(err)
+	}
+	if o.Kind != "OperatingSystemProfileOverlay" {
+		return nil, fmt.Errorf("kind is %q, not OperatingSystemProfileOverlay", o.Kind)
+	}
+	return o, nil
 }

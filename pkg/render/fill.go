@@ -59,5 +59,7 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	d.ServerURL = c.ServerURL
 	d.SecretName = machinecontroller.SecretName(md.Name, md.Namespace, osm.PayloadTypeProvisioning)
 	d.BootstrapKubeconfigSecretName = machinecontroller.KubeletBootstrapSecretName(md.Name, md.Namespace)
+	d.MachineJoinURL = c.ServerURL + "/apis/" + osm.GroupName + "/v1alpha1/namespaces/" + md.Namespace + "/machinejoins"
+	d.MachineName = machinecontroller.MachineNamePlaceholder
 	return nil
 }

@@ -160,7 +160,7 @@ func TestTimedOutRevisionIsTriedAgain(t *testing.T) {
 	if err := renderWithin(t, r, in); err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.compiled.get(in.OSP, in.Node.ContainerRuntime)
+	c, err := r.compiled.get(in.OSP, nil, in.Node.ContainerRuntime)
 	if err != nil {
 		t.Fatal(err)
 	}

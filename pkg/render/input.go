@@ -5,12 +5,16 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 )
 
 // Input is everything that affects one render. Render never mutates OSP or
 // MachineDeployment: they come from shared informer caches.
 type Input struct {
-	OSP               *ospv1alpha1.OperatingSystemProfile
+	OSP *ospv1alpha1.OperatingSystemProfile
+	// Overlays extend the OSP, applied in this order (see docs/overlays.md);
+	// the caller has chosen those that apply to the MachineDeployment.
+	Overlays          []*overlaysv1alpha1.OperatingSystemProfileOverlay
 	MachineDeployment *clusterv1alpha1.MachineDeployment
 	Cluster           ClusterInfo
 	Node              NodeOptions

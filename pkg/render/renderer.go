@@ -74,12 +74,15 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		}
 	}
 
-	compiled, err := r.compiled.get(osp, in.Node.ContainerRuntime)
+	compiled, err := r.compiled.get(osp, in.Overlays, in.Node.ContainerRuntime)
 	if err != nil {
 		return nil, err
 	}
 	boot, prov, err := compiled.render(data)
 	if err != nil {
+		return nil, err
+	}
+	if hostFiles, err = withServerFiles(compiled.provisioning.origins, hostFiles); err != nil {
 		return nil, err
 	}
 	prov.Files = append(prov.Files, hostFiles...)
@@ -131,7 +134,11 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
 	}
 	if string(pc.CloudProvider) == machinecontroller.CloudProviderEdge {
-		script := edgeScript(&in.Cluster, md.Namespace, md.Name)
+		var carried []byte // the script fetches the bootstrap payload
+		if compiled.bootstrap.templates.Reads(machineJoinField) {
+			carried = res.Bootstrap.UserData
+		}
+		script := edgeScript(&in.Cluster, md.Namespace, md.Name, carried)
 		res.EdgeScript = &script
 	}
 	return res, nil
@@ -179,14 +186,16 @@ func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err 
 func (c *compiledConfig) render(ospName string, data *templateData, b *sandbox.Budget) (osm.OSCConfig, error) {
 	x, err := c.templates.Start(data, b)
 	if err != nil {
-		return osm.OSCConfig{}, configError(ospName, c.kind, err)
+		return osm.OSCConfig{}, c.error(ospName, err)
 	}
 	out := osm.OSCConfig{Files: make([]osm.File, 0, len(c.files)+4)}
 	for i := range c.files {
 		f := &c.files[i]
-		content, err := x.Execute(i)
-		if err != nil {
-			return osm.OSCConfig{}, configError(ospName, c.kind, err)
+		content := f.literal
+		if f.template >= 0 {
+			if content, err = x.Execute(f.template); err != nil {
+				return osm.OSCConfig{}, c.error(ospName, err)
+			}
 		}
 		out.Files = append(out.Files, osm.File{
 			Path:        f.path,

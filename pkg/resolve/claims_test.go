@@ -51,8 +51,11 @@ func TestConflictingMachineDeploymentsRenderOnce(t *testing.T) {
 // tokensOf has tokens for the MDs named in it only.
 type tokensOf map[string]bool
 
-func (t tokensOf) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool) {
-	return token, "getter", t[md.Namespace+"/"+md.Name]
+func (t tokensOf) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string) {
+	if !t[md.Namespace+"/"+md.Name] {
+		return "", ""
+	}
+	return token, "getter"
 }
 
 // A payload the syncer cannot write, as it is larger than a Secret can be, is

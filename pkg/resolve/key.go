@@ -11,6 +11,7 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
@@ -85,10 +86,17 @@ func hashMachineDeployment(md *clusterv1alpha1.MachineDeployment) (string, error
 // cacheKey joins every input of a render. The MD's name and namespace are in it
 // because rendered Secret names contain them; waiting because the output says
 // so.
-func cacheKey(md *clusterv1alpha1.MachineDeployment, mdHash string, waiting bool, osp *ospv1alpha1.OperatingSystemProfile, facts, tokens string) string {
-	return strings.Join([]string{
+func cacheKey(md *clusterv1alpha1.MachineDeployment, mdHash string, waiting bool, osp *ospv1alpha1.OperatingSystemProfile,
+	ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay, facts, tokens string) string {
+	parts := []string{
 		md.Namespace, md.Name, string(md.UID), mdHash, strconv.FormatBool(waiting),
 		string(osp.UID), osp.ResourceVersion,
 		facts, tokens,
-	}, "|")
+	}
+	// An overlay's generation changes with its spec only: a status update
+	// keeps the cached renders.
+	for _, o := range ovs {
+		parts = append(parts, string(o.UID)+"@"+strconv.FormatInt(o.Generation, 10))
+	}
+	return strings.Join(parts, "|")
 }

@@ -42,6 +42,11 @@ type Rendered struct {
 	// (a paused MD, or the moments before machine-controller bumps the
 	// revision): "template changed; waits for the MD's next revision".
 	Waiting string
+	// NodeJoin says how the MD's nodes get their kubelet credentials, known
+	// once the profile parsed (a pending render knows it too).
+	NodeJoin osm.NodeJoinMode
+	// Overlays are the overlays applied, in order (or tried: with Err).
+	Overlays []osm.OverlayReference
 
 	// The config is packed until the API first serves it, then kept unpacked
 	// (and the packed copy dropped): the syncer never reads the config, so
@@ -103,6 +108,30 @@ func (e *Rendered) Config() (*osm.OperatingSystemConfigSpec, error) {
 		}
 	}
 	e.unpacked, e.config = cfg, nil
+	return cfg, nil
+}
+
+// PeekConfig returns the config as Config does, but leaves an output not
+// unpacked yet as it is: for a reader of many outputs once (a review),
+// which must not make the cache hold every config unpacked. The result is
+// the caller's when it was unpacked for it, shared otherwise: read-only.
+func (e *Rendered) PeekConfig() (*osm.OperatingSystemConfigSpec, error) {
+	e.mu.Lock()
+	unpacked, packed := e.unpacked, e.config
+	e.mu.Unlock()
+	if unpacked != nil {
+		return unpacked, nil
+	}
+	cfg := &osm.OperatingSystemConfigSpec{}
+	if packed != nil {
+		data, err := unpack(packed)
+		if err != nil {
+			return nil, fmt.Errorf("failed to unpack the rendered config: %w", err)
+		}
+		if err := json.Unmarshal(data, cfg); err != nil {
+			return nil, fmt.Errorf("failed to decode the rendered config: %w", err)
+		}
+	}
 	return cfg, nil
 }
 

@@ -8,6 +8,8 @@ package resolve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -17,10 +19,12 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -54,8 +58,14 @@ type Config struct {
 	// Revisions finds the template of an MD's revision; nil renders every
 	// MD from its own template.
 	Revisions *machinecontroller.RevisionTemplates
+	// Overlays finds the overlays that apply to an MD; nil applies none.
+	Overlays *overlays.Selector
 	// Render renders one input; nil means a new render.Renderer's.
 	Render func(render.Input) (*render.Result, error)
+	// NodeJoin says how nodes of a profile with its overlays, for a
+	// container runtime, get their kubelet credentials; nil means the
+	// renderer's of Render (a new render.Renderer's when Render is set).
+	NodeJoin func(*ospv1alpha1.OperatingSystemProfile, []*overlaysv1alpha1.OperatingSystemProfileOverlay, string) (osm.NodeJoinMode, error)
 	// CacheSize bounds the render cache, in MachineDeployments.
 	CacheSize int
 	// ConcurrentRenders bounds the renders running at once; <= 0 means
@@ -74,8 +84,12 @@ var _ Interface = &Resolver{}
 
 // New returns a Resolver.
 func New(cfg Config) *Resolver {
+	renderer := render.NewRenderer()
 	if cfg.Render == nil {
-		cfg.Render = render.NewRenderer().Render
+		cfg.Render = renderer.Render
+	}
+	if cfg.NodeJoin == nil {
+		cfg.NodeJoin = renderer.NodeJoin
 	}
 	cache := NewCache(cfg.CacheSize, cfg.ConcurrentRenders)
 	// One hash per MD, as many as the render cache holds renders.
@@ -91,11 +105,47 @@ const (
 )
 
 // Resolve implements Interface.
-func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
-	p, _ := machinecontroller.ProfileOf(md, r.cfg.ProfileNamespace)
-	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name}
-	osp, err := r.cfg.Profiles.OperatingSystemProfiles(profile.Namespace).Get(profile.Name)
+func (r *Resolver) Resolve(ctx context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
+	return r.resolve(ctx, md, nil)
+}
+
+// Candidate is a profile or an overlay under review: it takes the place of
+// the one of its namespace and name, or is added. Its UID, with its
+// ResourceVersion (a profile) or Generation (an overlay), must be unique to
+// the review: renders key their parse by them.
+type Candidate struct {
+	OSP     *ospv1alpha1.OperatingSystemProfile
+	Overlay *overlaysv1alpha1.OperatingSystemProfileOverlay
+}
+
+// Preview renders md as Resolve does, with c in place of the profile or
+// overlay of its namespace and name. Nothing is cached; renders wait for a
+// free slot as the cache's do. The output's payloads carry their sizes and
+// digests only, and its config is kept unpacked: a review reads no more.
+func (r *Resolver) Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
+	return r.resolve(ctx, md, c)
+}
+
+// profile returns the profile md names: the candidate's, when it is that one.
+func (r *Resolver) profile(p machinecontroller.Profile, c *Candidate) (*ospv1alpha1.OperatingSystemProfile, error) {
+	if c != nil && c.OSP != nil && c.OSP.Namespace == p.Namespace && c.OSP.Name == p.Name {
+		return c.OSP, nil
+	}
+	return r.cfg.Profiles.OperatingSystemProfiles(p.Namespace).Get(p.Name)
+}
+
+func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
+	p, err := r.cfg.Revisions.ProfileOf(md, r.cfg.ProfileNamespace)
+	if err != nil {
+		return &Rendered{Err: err}
+	}
+	profile := osm.ProfileReference{Namespace: p.Namespace, Name: p.Name, Defaulted: p.Defaulted}
+	osp, err := r.profile(p, c)
 	if err != nil && apierrors.IsNotFound(err) { // IsNotFound allocates even for nil
+		if p.Defaulted {
+			return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found (the default for the MD's operating system: the MD names none in %s)",
+				p, machinecontroller.AnnotationOSP)}
+		}
 		return &Rendered{Profile: profile, Err: fmt.Errorf("operatingsystemprofile %s not found", p)}
 	}
 	if err != nil {
@@ -108,62 +158,109 @@ func (r *Resolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 			return NewFailed(profile, requestedSpec(osp), err)
 		}
 	}
-	kubelet, fetch, ok := r.cfg.Tokens.Tokens(md)
-	if !ok {
-		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForTokens}}
-	}
 	// One load: the key and the render must be of the same facts.
 	f := r.cfg.Facts.Current()
 	if f == nil {
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
 	}
+	var candidate *overlaysv1alpha1.OperatingSystemProfileOverlay
+	if c != nil {
+		candidate = c.Overlay
+	}
+	ovs, err := r.cfg.Overlays.ForWith(md, candidate)
+	if err != nil {
+		return NewFailed(profile, requestedSpec(osp), err)
+	}
+	// Which tokens the render needs depends on how the profile's nodes
+	// join, with its overlays (one may replace the bootstrap's files).
+	mode, err := r.cfg.NodeJoin(osp, ovs, f.Node.ContainerRuntime)
+	if err != nil {
+		// The profile does not parse: its render would fail the same way.
+		return NewFailed(profile, requestedSpec(osp), err)
+	}
+	kubelet, fetch := r.cfg.Tokens.Tokens(md)
+	if mode == osm.NodeJoinMachineJoin {
+		kubelet = "" // none is made for such an MD; one left over is not used
+	}
+	if fetch == "" || kubelet == "" && mode != osm.NodeJoinMachineJoin {
+		return &Rendered{Profile: profile, NodeJoin: mode, Err: &PendingError{Reason: waitingForTokens}}
+	}
 	md, mdHash, waiting, tokens, err := r.effective(md, kubelet, fetch)
 	if err != nil {
-		return &Rendered{Profile: profile, Err: err}
+		return &Rendered{Profile: profile, NodeJoin: mode, Err: err}
 	}
-	key := cacheKey(md, mdHash, waiting, osp, f.Hash(), tokens)
-	return r.cache.Get(key, func() *Rendered {
-		cluster := f.Cluster
-		cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
-		in := render.Input{OSP: osp, MachineDeployment: md, Cluster: cluster, Node: f.Node}
-		res, err := r.cfg.Render(in)
-		// The OSC and every error shown are of the view: the same render from
-		// placeholders for every secret (render.Input.View).
-		in.View = true
-		view, viewErr := r.cfg.Render(in)
-		switch {
-		case err != nil && viewErr != nil:
-			// Say what the MD asked for even though the render failed.
-			return NewFailed(profile, requestedSpec(osp), viewErr)
-		case err != nil:
-			// Only the real values fail: their error may quote them.
-			return NewFailed(profile, requestedSpec(osp), errSecretDependent)
-		}
-		var cfg *osm.OperatingSystemConfigSpec
-		if viewErr == nil {
-			cfg = &view.Config
-			// By construction the view holds no secret; this only guards
-			// against a secret that equals some other input.
-			redact(cfg, secrets(kubelet, fetch, f.Node))
-		}
-		if err := fitsSecrets(res); err != nil {
-			if cfg == nil {
-				cfg = requestedSpec(osp)
-			}
-			return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
-		}
-		out, err := newRendered(profile, cfg, res)
-		if err != nil {
-			return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
-		}
-		if viewErr != nil {
-			out.ViewErr = viewErr
-		}
-		if waiting {
+	render := func() *Rendered {
+		out := r.render(md, osp, ovs, profile, f, kubelet, fetch, c == nil)
+		out.NodeJoin = mode
+		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
 		}
+		out.Overlays = overlayRefs(ovs)
 		return out
-	})
+	}
+	if c != nil {
+		return r.cache.Run(render)
+	}
+	return r.cache.Get(cacheKey(md, mdHash, waiting, osp, ovs, f.Hash(), tokens), render)
+}
+
+// render renders md's payloads and the view.
+func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
+	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string, packed bool) *Rendered {
+	cluster := f.Cluster
+	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
+	in := render.Input{OSP: osp, Overlays: ovs, MachineDeployment: md, Cluster: cluster, Node: f.Node}
+	res, err := r.cfg.Render(in)
+	// The OSC and every error shown are of the view: the same render from
+	// placeholders for every secret (render.Input.View).
+	in.View = true
+	view, viewErr := r.cfg.Render(in)
+	switch {
+	case err != nil && viewErr != nil:
+		// Say what the MD asked for even though the render failed.
+		return NewFailed(profile, requestedSpec(osp), viewErr)
+	case err != nil:
+		// Only the real values fail: their error may quote them.
+		return NewFailed(profile, requestedSpec(osp), errSecretDependent)
+	}
+	var cfg *osm.OperatingSystemConfigSpec
+	if viewErr == nil {
+		cfg = &view.Config
+		// By construction the view holds no secret; this only guards
+		// against a secret that equals some other input.
+		redact(cfg, secrets(kubelet, fetch, f.Node))
+	}
+	if err := fitsSecrets(res); err != nil {
+		if cfg == nil {
+			cfg = requestedSpec(osp)
+		}
+		return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	if !packed {
+		out := newPreview(profile, cfg, res)
+		out.ViewErr = viewErr
+		return out
+	}
+	out, err := newRendered(profile, cfg, res)
+	if err != nil {
+		return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	if viewErr != nil {
+		out.ViewErr = viewErr
+	}
+	return out
+}
+
+// overlayRefs are the references of the OSC's status.overlays.
+func overlayRefs(ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay) []osm.OverlayReference {
+	if len(ovs) == 0 {
+		return nil
+	}
+	out := make([]osm.OverlayReference, len(ovs))
+	for i, o := range ovs {
+		out[i] = osm.OverlayReference{Namespace: o.Namespace, Name: o.Name, Generation: o.Generation}
+	}
+	return out
 }
 
 // errSecretDependent is the error of a render that fails with the real
@@ -191,6 +288,26 @@ func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 	}
 	out.EdgeScript, err = NewPayload(res.EdgeScript.Format, res.EdgeScript.UserData)
 	return out, err
+}
+
+// newPreview is the output of a preview: the view's config unpacked, the
+// payloads' sizes and digests.
+func newPreview(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, res *render.Result) *Rendered {
+	if cfg == nil {
+		cfg = &osm.OperatingSystemConfigSpec{CloudProvider: osm.CloudProviderSpec{Name: res.Config.CloudProvider.Name}}
+	}
+	out := &Rendered{Profile: profile, CloudProvider: cfg.CloudProvider.Name, unpacked: cfg,
+		Bootstrap: digest(res.Bootstrap), Provisioning: digest(res.Provisioning)}
+	if res.EdgeScript != nil {
+		out.EdgeScript = digest(*res.EdgeScript)
+	}
+	return out
+}
+
+// digest is a payload's size and digest, without its user-data.
+func digest(p render.Payload) Payload {
+	sum := sha256.Sum256(p.UserData)
+	return Payload{Format: p.Format, Size: int64(len(p.UserData)), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // Forget drops what the resolver remembers about a deleted MD.

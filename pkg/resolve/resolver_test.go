@@ -18,6 +18,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -261,6 +262,59 @@ func TestPending(t *testing.T) {
 
 type noTokens struct{}
 
-func (noTokens) Tokens(*clusterv1alpha1.MachineDeployment) (string, string, bool) {
-	return "", "", false
+func (noTokens) Tokens(*clusterv1alpha1.MachineDeployment) (string, string) {
+	return "", ""
+}
+
+// An MD whose profile joins through a MachineJoin renders with its fetch
+// token alone, and never with a kubelet token left over; in the
+// compatibility mode both are needed. Either output says which mode it is,
+// pending or not; a profile that does not parse has none.
+func TestNodeJoinMode(t *testing.T) {
+	joins := osp("kube-system", "joins", "v1.0.0", "1")
+	f := newFixture(t, joins, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"))
+	f.resolver.cfg.NodeJoin = func(p *ospv1alpha1.OperatingSystemProfile, _ []*overlaysv1alpha1.OperatingSystemProfileOverlay, _ string) (osm.NodeJoinMode, error) {
+		switch p.Name {
+		case "joins":
+			return osm.NodeJoinMachineJoin, nil
+		case "broken":
+			return "", errors.New("broken: template: line 1: unclosed action")
+		}
+		return osm.NodeJoinCompatibility, nil
+	}
+	f.resolver.cfg.Tokens = StaticTokens{Fetch: "getter-secret-value"}
+	out := f.resolver.Resolve(context.Background(), md("joins"))
+	if out.Err != nil || out.NodeJoin != osm.NodeJoinMachineJoin {
+		t.Fatalf("MachineJoin without a kubelet token: %v, mode %q", out.Err, out.NodeJoin)
+	}
+	if reason, ok := f.resolver.Resolve(context.Background(), md("osp-ubuntu")).Pending(); !ok || reason != waitingForTokens {
+		t.Errorf("compatibility without a kubelet token: pending %q, %v", reason, ok)
+	}
+	f.resolver.cfg.Tokens = StaticTokens{Kubelet: token, Fetch: "getter-secret-value"}
+	again := f.resolver.Resolve(context.Background(), md("joins"))
+	if again != out || strings.Contains(string(mustUserData(t, again.Bootstrap)), token) {
+		t.Error("a kubelet token changed the render of a MachineJoin MD")
+	}
+	if out := f.resolver.Resolve(context.Background(), md("osp-ubuntu")); out.Err != nil || out.NodeJoin != osm.NodeJoinCompatibility {
+		t.Errorf("compatibility: %v, mode %q", out.Err, out.NodeJoin)
+	}
+	f.resolver.cfg.Tokens = noTokens{}
+	if out := f.resolver.Resolve(context.Background(), md("joins")); out.NodeJoin != osm.NodeJoinMachineJoin {
+		t.Errorf("pending MachineJoin MD: mode %q", out.NodeJoin)
+	}
+	if err := f.profiles.Add(osp("kube-system", "broken", "v1.0.0", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.resolver.Resolve(context.Background(), md("broken")); out.Err == nil || out.NodeJoin != "" {
+		t.Errorf("broken profile: %v, mode %q", out.Err, out.NodeJoin)
+	}
+}
+
+func mustUserData(t *testing.T, p Payload) []byte {
+	t.Helper()
+	data, err := p.UserData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -8,11 +8,12 @@ import (
 )
 
 // TokenSource supplies the tokens one MachineDeployment's payloads embed: the
-// kubelet's bootstrap token and the fetch token. ok is false while they do not
-// exist yet (the syncer creates them); the render is then pending.
+// kubelet's bootstrap token and the fetch token, "" for one that does not
+// exist (yet: the syncer creates them; the render is then pending). An MD
+// whose nodes join through a MachineJoin needs no kubelet token.
 // *tokens.Source implements it.
 type TokenSource interface {
-	Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool)
+	Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string)
 }
 
 // StaticTokens gives every MachineDeployment the same tokens.
@@ -21,8 +22,8 @@ type StaticTokens struct {
 }
 
 // Tokens implements TokenSource.
-func (s StaticTokens) Tokens(*clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool) {
-	return s.Kubelet, s.Fetch, true
+func (s StaticTokens) Tokens(*clusterv1alpha1.MachineDeployment) (kubelet, fetch string) {
+	return s.Kubelet, s.Fetch
 }
 
 // tokenVersion identifies a set of tokens in the render cache key without

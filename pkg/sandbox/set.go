@@ -94,3 +94,23 @@ func (s *Set) compile(name, text string, shared map[string]bool) (setTemplate, e
 	}
 	return setTemplate{name: name, exec: exec, deps: deps, memo: newMemo()}, nil
 }
+
+// Reads says whether one of the set's templates names the data field or
+// method name (a template that hands the whole data to a function is not
+// counted: it names nothing). The set must have been compiled with a Data
+// type that is a pointer to a struct.
+func (s *Set) Reads(name string) bool {
+	if s.schema == nil {
+		return false
+	}
+	i, ok := s.schema.index[name]
+	if !ok {
+		return false
+	}
+	for _, t := range slices.Concat(s.shared, s.templates) {
+		if slices.Contains(t.deps.fields, i) {
+			return true
+		}
+	}
+	return false
+}

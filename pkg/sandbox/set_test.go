@@ -144,3 +144,28 @@ func TestBudgetIsShared(t *testing.T) {
 		t.Errorf("out of time: %v", err)
 	}
 }
+
+func TestReads(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		shared map[string]string
+		texts  []string
+		want   map[string]bool
+	}{
+		{name: "a template names a field", texts: []string{"{{ .Name }}"},
+			want: map[string]bool{"Name": true, "Items": false, "Unknown": false}},
+		{name: "a shared template names it", shared: map[string]string{"s": "{{ range .Items }}{{ . }}{{ end }}"}, texts: []string{"x"},
+			want: map[string]bool{"Items": true, "Name": false}},
+		{name: "the whole data names nothing", texts: []string{"{{ toJson . }}"},
+			want: map[string]bool{"Name": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := compileTest(t, tc.shared, tc.texts...)
+			for field, want := range tc.want {
+				if got := s.Reads(field); got != want {
+					t.Errorf("Reads(%q) = %v, want %v", field, got, want)
+				}
+			}
+		})
+	}
+}

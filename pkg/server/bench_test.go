@@ -100,6 +100,7 @@ func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 		Profiles:         osplisters.NewOperatingSystemProfileLister(ospIndexer),
 		Facts:            staticFacts{f},
 		Tokens:           resolve.StaticTokens{Kubelet: "abcdef.0123456789abcdef", Fetch: "getter-token"},
+		Overlays:         benchOverlays(), // an overlay informer without overlays
 		// As the server does: every render asks whether the MD may have its Secrets.
 		Claims: &machinecontroller.Claims{MachineDeployments: mds,
 			Secrets: corev1listers.NewSecretLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))},

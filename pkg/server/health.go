@@ -32,10 +32,12 @@ func (in apiInputs) readiness(feed *changefeed.Feed) *readiness {
 			in.streams.machineDeployments.Name(): in.machineDeployments.HasSynced,
 			in.streams.machineSets.Name():        in.machineSets.HasSynced,
 			in.streams.profiles.Name():           in.profiles.HasSynced,
+			in.streams.overlays.Name():           in.overlays.HasSynced,
 			in.streams.tokens.Name():             in.tokens.HasSynced, // kubelet bootstrap and fetch tokens
 			in.streams.payloads.Name():           in.payloads.HasSynced,
 			in.streams.bootReports.Name():        in.bootReports.HasSynced,
 			"machines":                           in.machines.HasSynced,
+			"nodes":                              in.nodes.HasSynced,
 		},
 		facts: in.factsSource,
 		feed:  feed,

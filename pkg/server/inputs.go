@@ -16,6 +16,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -24,7 +25,7 @@ import (
 // feed. Their order is part of every resourceVersion: change it and
 // positions issued before are refused as too old.
 type streams struct {
-	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens, bootReports *changefeed.Stream
+	machineDeployments, machineSets, tokens, profiles, payloads, fetchTokens, overlays, bootReports *changefeed.Stream
 }
 
 func newStreams(feed *changefeed.Feed) streams {
@@ -36,6 +37,7 @@ func newStreams(feed *changefeed.Feed) streams {
 		// Their owner labels decide which MD has the Secret names several share.
 		payloads:    feed.AddStream("payload-secrets"),
 		fetchTokens: feed.AddStream("fetch-tokens"),
+		overlays:    feed.AddStream("operatingsystemprofileoverlays"),
 		// The OSCs' machine summaries count them.
 		bootReports: feed.AddStream("boot-reports"),
 	}
@@ -74,14 +76,24 @@ type apiInputs struct {
 	// refresh re-syncs every MD when the facts change.
 	refresh chan struct{}
 
-	machineDeployments, machineSets, profiles, payloads, bootReports cache.SharedIndexInformer
-	tokens                                                           *tokens.Informer
-	// machines are no input of outputs, but node reports wait for them.
-	machines cache.SharedIndexInformer
+	machineDeployments, machineSets, profiles, payloads, overlays, bootReports cache.SharedIndexInformer
+	tokens                                                                     *tokens.Informer
+	selector                                                                   *overlays.Selector
+	// machines and nodes are read by the MachineJoin exchange and the boot
+	// reports' step records.
+	machines, nodes cache.SharedIndexInformer
+}
+
+// joinSynced says whether every informer the MachineJoin exchange reads has
+// listed.
+func (in apiInputs) joinSynced() bool {
+	return in.machines.HasSynced() && in.nodes.HasSynced() && in.machineSets.HasSynced() &&
+		in.machineDeployments.HasSynced() && in.tokens.HasSynced()
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:
-// MDs, their MachineSets, the profiles they name, their tokens, the payload
+// MDs, their MachineSets, the profiles they name, the overlays that apply to
+// them, their tokens, the payload
 // Secrets whose owners decide shared names, and the shared facts (which also
 // re-sync every MD through refresh).
 func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
@@ -109,6 +121,9 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 		return err
 	}
 	if _, err := in.machineSets.AddEventHandler(in.streams.machineSets.Handler(changefeed.MachineSets(in.mds))); err != nil {
+		return err
+	}
+	if err := in.publishOverlays(); err != nil {
 		return err
 	}
 	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(tokenChanges(in.mds))); err != nil {

@@ -60,14 +60,17 @@ func TestReadyzWaitsForEveryInformer(t *testing.T) {
 		"machinesets": func(cfg *Config, release <-chan struct{}) {
 			cfg.Clusters.MachineSets = heldListWatch{cache.ToListerWatcherWithContext(cfg.Clusters.MachineSets), release}
 		},
+		"machines": func(cfg *Config, release <-chan struct{}) {
+			cfg.Clusters.Machines = heldListWatch{cache.ToListerWatcherWithContext(cfg.Clusters.Machines), release}
+		},
+		"nodes": func(cfg *Config, release <-chan struct{}) {
+			cfg.Clusters.Nodes = heldListWatch{cache.ToListerWatcherWithContext(cfg.Clusters.Nodes), release}
+		},
 		"operatingsystemprofiles": func(cfg *Config, release <-chan struct{}) {
 			cfg.Clusters.Profiles.(*fakeosp.Clientset).PrependReactor("list", "operatingsystemprofiles", func(ktesting.Action) (bool, runtime.Object, error) {
 				<-release
 				return false, nil, nil
 			})
-		},
-		"machines": func(cfg *Config, release <-chan struct{}) {
-			cfg.Clusters.Machines = heldListWatch{cache.ToListerWatcherWithContext(cfg.Clusters.Machines), release}
 		},
 		"boot-reports": func(cfg *Config, release <-chan struct{}) {
 			cfg.Clusters.Metadata.(*metadatafake.FakeMetadataClient).PrependReactor("list", "secrets", func(ktesting.Action) (bool, runtime.Object, error) {

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/authentication/user"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -32,9 +31,12 @@ import (
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/bootreport"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/machinejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry/profilereview"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
@@ -54,6 +56,9 @@ type Config struct {
 	Facts facts.Config
 	// Syncer configures the syncer.
 	Syncer syncer.Options
+	// MachineJoin configures the exchange of MachineJoins and the leader's
+	// CSR approver and credential cleanup.
+	MachineJoin nodejoin.Options
 	// ProfileNamespace holds the profiles of MDs that name no namespace, the
 	// default profiles and the syncer's Lease (--namespace).
 	ProfileNamespace string
@@ -85,9 +90,11 @@ type Clusters struct {
 	// MachineSets lists and watches the worker's MachineSets, which hold the
 	// template of each MD revision.
 	MachineSets cache.ListerWatcher
-	// Machines lists and watches the worker's Machines: a node reports the
-	// boot of its Machine, which must be its credential's MD's.
-	Machines cache.ListerWatcher
+	// Machines and Nodes list and watch the worker's Machines and the
+	// metadata of its Nodes: whom a MachineJoin is for, and who joined.
+	Machines, Nodes cache.ListerWatcher
+	// Separate says the worker cluster is not the management cluster.
+	Separate bool
 	// Metadata reads the metadata of the boot reports' Secrets.
 	Metadata metadata.Interface
 	// Reports writes the boot reports' Secrets nodes post; nil is Worker. A
@@ -118,8 +125,12 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	c.MachineSets, errs[4] = machinecontroller.NewMachineSetListWatch(worker)
 	c.Machines, errs[5] = machinecontroller.NewMachineListWatch(worker)
 	c.Metadata, errs[6] = metadata.NewForConfig(worker)
+	if errs[6] == nil {
+		c.Nodes = machinecontroller.NewNodeListWatch(c.Metadata)
+	}
 	c.Reports, errs[7] = kubernetes.NewForConfig(r)
 	c.WorkerConfig = worker
+	c.Separate = worker != management
 	return c, errors.Join(errs[:]...)
 }
 
@@ -161,6 +172,9 @@ func (c *Config) Complete() CompletedConfig {
 	if cfg.Syncer.LeaderElection.Namespace == "" {
 		cfg.Syncer.LeaderElection.Namespace = cfg.ProfileNamespace
 	}
+	if cfg.MachineJoin == (nodejoin.Options{}) {
+		cfg.MachineJoin = nodejoin.DefaultOptions()
+	}
 	return CompletedConfig{&completedConfig{generic: c.Generic.Complete(), cfg: cfg}}
 }
 
@@ -174,7 +188,7 @@ func (c completedConfig) New() (*Server, error) {
 	cfg := c.cfg
 	cl := cfg.Clusters
 	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil ||
-		cl.Machines == nil || cl.Metadata == nil {
+		cl.Machines == nil || cl.Nodes == nil || cl.Metadata == nil {
 		return nil, errors.New("osm-apiserver needs clients of the management and worker clusters")
 	}
 	metrics.Register()
@@ -195,10 +209,15 @@ func (c completedConfig) New() (*Server, error) {
 	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
 	msInformer := machinecontroller.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
 	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
+	overlayInformer := newOverlayInformer(cl.Profiles, streams.overlays)
+	selector := newOverlaySelector(overlayInformer, cfg.ProfileNamespace)
 	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
 	reportInformer := bootreports.NewInformer(cl.Metadata, streams.bootReports.Wrap)
+	// Machines and Nodes are no input of a render: no streams of the feed.
 	machineInformer := machinecontroller.NewMachineInformer(cl.Machines)
+	nodeInformer := machinecontroller.NewNodeInformer(cl.Nodes)
+	machines := machinecontroller.NewMachineReader(machineInformer.GetIndexer(), msInformer.GetIndexer(), nodeInformer.GetIndexer())
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace:  cfg.ProfileNamespace,
 		Profiles:          osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
@@ -206,6 +225,7 @@ func (c completedConfig) New() (*Server, error) {
 		Tokens:            tokens.NewSource(tokenInformer),
 		Claims:            &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
 		Revisions:         machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
+		Overlays:          selector,
 		Render:            cfg.Render,
 		CacheSize:         cfg.RenderCacheSize,
 		ConcurrentRenders: cfg.ConcurrentRenders,
@@ -216,31 +236,48 @@ func (c completedConfig) New() (*Server, error) {
 	inputs := apiInputs{
 		streams: streams, mds: mds, resolver: resolver, factsSource: factsSource, refresh: refresh,
 		machineDeployments: mdInformer, machineSets: msInformer, profiles: ospInformer, tokens: tokenInformer,
-		payloads: payloadInformer.Informer(), bootReports: reportInformer.Informer(), machines: machineInformer,
+		payloads: payloadInformer.Informer(), overlays: overlayInformer, selector: selector,
+		bootReports: reportInformer.Informer(), machines: machineInformer, nodes: nodeInformer,
 	}
 	if err := inputs.publishChanges(feed); err != nil {
 		return nil, err
 	}
 
+	exchange := &nodejoin.Exchange{
+		Callers:            tokens.NewSource(tokenInformer),
+		MachineDeployments: mds,
+		Machines:           machines,
+		Resolver:           resolver,
+		Facts:              factsSource,
+		Issuer:             &nodejoin.Issuer{Client: cl.Worker, TTL: cfg.MachineJoin.CredentialTTL, RetryWindow: cfg.MachineJoin.RetryWindow},
+		Synced:             inputs.joinSynced,
+	}
 	events := record.NewBroadcaster()
 	info := registry.Build(registry.Storages{
-		Configs:     operatingsystemconfig.NewREST(mds, resolver, feed, reportInformer),
-		Payloads:    provisioningpayload.NewREST(mds, resolver, feed),
+		Configs:      operatingsystemconfig.NewREST(mds, resolver, feed, reportInformer),
+		Payloads:     provisioningpayload.NewREST(mds, resolver, feed),
+		MachineJoins: machinejoin.NewREST(exchange),
+		ProfileReviews: profilereview.NewREST(profilereview.Config{
+			ProfileNamespace: cfg.ProfileNamespace, MachineDeployments: mds, Resolver: resolver, Overlays: selector,
+			Authorizer: c.generic.Authorization.Authorizer, Feed: feed,
+		}),
 		BootReports: bootreport.NewREST(cl.Worker.CoreV1().Secrets(bootreports.Namespace)),
 		BootReportSteps: bootreport.NewStepREST(bootreport.StepConfig{
-			Secrets: cl.Reports.CoreV1().Secrets(bootreports.Namespace),
-			Caller: func(u user.Info) (machinecontroller.Ref, bool) {
-				return tokens.CallerMachineDeployment(u, tokenInformer.FetchLister())
-			},
+			Secrets:            cl.Reports.CoreV1().Secrets(bootreports.Namespace),
+			Caller:             tokens.NewSource(tokenInformer).CallerMachineDeployment,
 			MachineDeployments: mds,
-			Machines:           &machinecontroller.MachineOwners{Machines: machineInformer.GetIndexer(), MachineSets: msInformer.GetIndexer()},
+			Machines:           machines,
 			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
 		}),
 	})
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
-	if err := generic.AddReadyzChecks(inputs.readiness(feed)); err != nil {
+	upstream := &upstreamCheck{management: cl.Management}
+	if cl.Separate {
+		upstream.worker = cl.Worker
+	}
+	if err := generic.AddReadyzChecks(inputs.readiness(feed), upstream); err != nil {
 		return nil, err
 	}
 
@@ -248,11 +285,15 @@ func (c completedConfig) New() (*Server, error) {
 		Client:             cl.Worker,
 		MachineDeployments: mdInformer,
 		MachineSets:        msInformer,
+		Machines:           machines,
+		MachineInformer:    machineInformer,
 		Profiles:           ospInformer,
+		Overlays:           overlayInformer,
+		OverlayClient:      cl.Profiles.OverlaysV1alpha1(),
+		OverlaySelector:    selector,
 		Tokens:             tokenInformer,
 		Payloads:           payloadInformer,
 		BootReports:        reportInformer,
-		Machines:           machineInformer,
 		BootReportTTL:      cfg.Syncer.BootReportTTL,
 		Resolver:           resolver,
 		Facts:              factsSource,
@@ -269,12 +310,17 @@ func (c completedConfig) New() (*Server, error) {
 			return nil, err
 		}
 	}
+	joinController := nodejoin.ControllerConfig{
+		Client: cl.Worker, Machines: machines, MachineInformer: machineInformer, NodeInformer: nodeInformer, TTL: cfg.MachineJoin.CredentialTTL,
+	}
 	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
 		ctx := hook.Context
 		go ospInformer.RunWithContext(ctx)
+		go overlayInformer.RunWithContext(ctx)
 		go mdInformer.RunWithContext(ctx)
 		go msInformer.RunWithContext(ctx)
 		go machineInformer.RunWithContext(ctx)
+		go nodeInformer.RunWithContext(ctx)
 		tokenInformer.Start(ctx.Done())
 		payloadInformer.Start(ctx.Done())
 		reportInformer.Start(ctx.Done())
@@ -285,10 +331,15 @@ func (c completedConfig) New() (*Server, error) {
 			events.Shutdown()
 		}()
 		factsSource.Start(ctx)
+		go upstream.run(ctx)
 		go func() {
 			// Run returns when ctx ends; an error is a configuration error the
 			// API can keep serving through, so it is logged rather than fatal.
-			if err := syncer.Run(ctx, cfg.Syncer.LeaderElection, installer, sc); err != nil {
+			if err := syncer.Run(ctx, cfg.Syncer.LeaderElection, installer, sc, func(ctx context.Context) {
+				if err := nodejoin.NewController(joinController).Run(ctx); err != nil {
+					klog.ErrorS(err, "Machine join controller stopped")
+				}
+			}); err != nil {
 				klog.ErrorS(err, "Syncer stopped")
 			}
 		}()

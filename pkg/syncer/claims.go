@@ -30,6 +30,9 @@ const (
 	ReasonUserDataTooLarge = "UserDataTooLarge"
 	// ReasonWriteFailed: the cluster refused a write (Forbidden, Invalid, ...).
 	ReasonWriteFailed = "WriteFailed"
+	// ReasonNoDefaultProfile: the MD names no profile and its operating
+	// system has no default one.
+	ReasonNoDefaultProfile = "NoDefaultProfile"
 )
 
 // refuse handles an MD that cannot have its Secrets (refusal is a
@@ -65,7 +68,7 @@ func (c *Controller) mayOverwrite(md *clusterv1alpha1.MachineDeployment, got *co
 	}
 	// Any other name is made of md's digest: another MD's object of that
 	// name is taken over only once that MD is gone.
-	if o, err := c.mds.Get(other.Namespace, other.Name); err == nil && machinecontroller.HasProfile(o) && o.DeletionTimestamp == nil {
+	if o, err := c.mds.Get(other.Namespace, other.Name); err == nil && o.DeletionTimestamp == nil {
 		return &machinecontroller.ConflictError{MD: ref, Owner: other}
 	}
 	return nil

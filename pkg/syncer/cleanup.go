@@ -35,7 +35,7 @@ func (c *Controller) cleanup(ctx context.Context, ref machinecontroller.Ref) err
 }
 
 // orphans returns the MachineDeployments that objects we wrote belong to but
-// that are gone or no longer name a profile.
+// that are gone.
 func (c *Controller) orphans() (map[machinecontroller.Ref]struct{}, error) {
 	owners := map[machinecontroller.Ref]struct{}{}
 	var errs []error
@@ -78,8 +78,7 @@ func (c *Controller) orphans() (map[machinecontroller.Ref]struct{}, error) {
 		}
 	}
 	for ref := range owners {
-		md, err := c.mds.Get(ref.Namespace, ref.Name)
-		if err == nil && machinecontroller.HasProfile(md) {
+		if _, err := c.mds.Get(ref.Namespace, ref.Name); err == nil {
 			delete(owners, ref)
 		}
 	}

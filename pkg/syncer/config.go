@@ -17,6 +17,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
+	overlaysclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -33,18 +36,30 @@ type Config struct {
 	// MachineSets is the informer of machinecontroller.NewMachineSetInformer;
 	// nil if MachineSets are not watched.
 	MachineSets cache.SharedIndexInformer
+	// Machines reads the Machines of an MD and whether they joined, and
+	// MachineInformer is their informer; both nil if Machines are not watched
+	// (then an MD that switched to MachineJoin loses what it had in the
+	// compatibility mode at once, not once its Machines joined).
+	Machines        *machinecontroller.MachineReader
+	MachineInformer cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer
+	// Overlays is the OperatingSystemProfileOverlay informer (management
+	// cluster); nil without overlays. The syncer re-syncs the MDs of an
+	// overlay that changes and writes the overlay's status through
+	// OverlayClient; OverlaySelector says which MDs an overlay selects.
+	Overlays        cache.SharedIndexInformer
+	OverlayClient   overlaysclient.OverlaysV1alpha1Interface
+	OverlaySelector *overlays.Selector
 	// Tokens is the informer of the tokens the syncer keeps.
 	Tokens *tokens.Informer
 	// Payloads is the informer of the Secrets the syncer writes.
 	Payloads *PayloadInformer
-	// BootReports is the informer of the machines' boot reports and
-	// Machines the one of machinecontroller.NewMachineInformer: a report
-	// goes with its Machine, its MachineDeployment, or after BootReportTTL.
+	// BootReports is the informer of the machines' boot reports: a report
+	// goes with its Machine (MachineInformer), its MachineDeployment, or
+	// after BootReportTTL.
 	// Without both, the syncer leaves reports alone.
 	BootReports *bootreports.Informer
-	Machines    cache.SharedIndexInformer
 	// BootReportTTL is how long a report is kept after its last write.
 	BootReportTTL time.Duration
 	// Resolver renders a MachineDeployment, the same output the API serves, so
@@ -101,6 +116,9 @@ func (c *Config) validate() error {
 	}
 	if c.MachineDeployments == nil || c.Profiles == nil || c.Tokens == nil || c.Payloads == nil {
 		errs = append(errs, errors.New("syncer: MachineDeployments, Profiles, Tokens and Payloads informers are required"))
+	}
+	if c.Overlays != nil && (c.OverlayClient == nil || c.OverlaySelector == nil) {
+		errs = append(errs, errors.New("syncer: Overlays needs OverlayClient and OverlaySelector"))
 	}
 	if c.Resolver == nil || c.Facts == nil {
 		errs = append(errs, errors.New("syncer: Resolver and Facts are required"))

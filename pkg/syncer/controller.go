@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,12 +36,17 @@ type Controller struct {
 	fetch    *tokens.FetchIssuer
 	rbac     *tokens.AccessWriter
 	claims   *machinecontroller.Claims
-	owned    *owned
-	recorder record.EventRecorder
+	// revisions finds the template of an MD's revision; nil without MachineSets.
+	revisions *machinecontroller.RevisionTemplates
+	owned     *owned
+	recorder  record.EventRecorder
 
 	// reportQueue holds the names of boot reports' Secrets to look at.
 	reportQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceQueue holds namespaceKey while cloud-init-settings needs a look.
+	// overlayQueue holds the overlays whose status needs computing.
+	overlayQueue workqueue.TypedRateLimitingInterface[string]
+	// namespaceQueue holds the managed namespaces that need a look.
 	namespaceQueue workqueue.TypedRateLimitingInterface[string]
 	// namespaceReady is set while cloud-init-settings exists and is not being
 	// deleted; MachineDeployments are synced only then.
@@ -49,10 +55,10 @@ type Controller struct {
 	selfSubject *rbacv1.Subject
 	selfKnown   bool
 	stopEvents  func()
+	// compatibility holds, per MD in the compatibility mode, the profile
+	// revision its Warning was recorded for in this term.
+	compatibility sync.Map
 }
-
-// namespaceKey is the one key of namespaceQueue.
-const namespaceKey = "namespace"
 
 // New returns a Controller for cfg.
 func New(cfg Config) (*Controller, error) {
@@ -90,9 +96,15 @@ func New(cfg Config) (*Controller, error) {
 		reportQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_boot_reports"}),
+		overlayQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_overlays"}),
 		recorder: cfg.Recorder,
 	}
 	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
+	if cfg.MachineSets != nil {
+		c.revisions = machinecontroller.NewRevisionTemplates(cfg.MachineSets.GetIndexer())
+	}
 	if c.recorder == nil {
 		broadcaster := record.NewBroadcaster()
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})
@@ -108,6 +120,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
 	defer c.namespaceQueue.ShutDown()
 	defer c.reportQueue.ShutDown()
+	defer c.overlayQueue.ShutDown()
 	if c.stopEvents != nil {
 		defer c.stopEvents()
 	}
@@ -125,7 +138,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.owned.start(ctx)
 	// The namespace and the syncer's access to it first: the informers of its
 	// contents wait for them.
-	c.namespaceQueue.Add(namespaceKey)
+	for _, m := range managedNamespaces {
+		c.namespaceQueue.Add(m.name)
+	}
 	go c.runNamespace(ctx)
 	synced := []cache.InformerSynced{c.cfg.Tokens.HasSynced, c.cfg.Payloads.HasSynced}
 	if c.reportsEnabled() {
@@ -145,6 +160,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.reportsEnabled() {
 		go c.runReports(ctx)
 	}
+	go c.runOverlayWorker(ctx)
 	go c.refreshOn(ctx, c.cfg.Refresh)
 	go wait.UntilWithContext(ctx, func(context.Context) { metrics.SyncerQueueDepth.Set(float64(c.queue.Len())) }, time.Second)
 	<-ctx.Done()
@@ -174,7 +190,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.queue.AddRateLimited(key)
 		if apierrors.IsForbidden(err) {
 			// Perhaps the syncer's own RoleBinding in cloud-init-settings went.
-			c.namespaceQueue.Add(namespaceKey)
+			c.namespaceQueue.Add(machinecontroller.CloudInitSettingsNamespace)
 		}
 	default:
 		c.queue.Forget(key)
@@ -215,6 +231,7 @@ func (c *Controller) refreshOn(ctx context.Context, ch <-chan struct{}) {
 func (c *Controller) resync(ctx context.Context) {
 	c.rbac.Forget()
 	c.enqueueAll()
+	c.enqueueAllOverlays(0)
 	orphans, err := c.orphans()
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Failed to look for objects of deleted MachineDeployments")

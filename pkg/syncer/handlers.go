@@ -35,11 +35,24 @@ func (c *Controller) addHandlers() ([]handler, error) {
 			UpdateFunc: onChange(c.onProfile),
 			DeleteFunc: c.onProfile,
 		}},
+		{c.cfg.Overlays, c.overlayHandler()},
 		// A revision's template (the syncer renders from it) appearing or changing.
 		{c.cfg.MachineSets, cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onMachineSet,
 			UpdateFunc: onChange(c.onMachineSet),
 			DeleteFunc: c.onMachineSet,
+		}},
+		// A Machine that joined or went may let its MD shed what it had in
+		// the compatibility mode.
+		{c.cfg.MachineInformer, cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(old, cur any) {
+				o, ok1 := old.(*clusterv1alpha1.Machine)
+				n, ok2 := cur.(*clusterv1alpha1.Machine)
+				if ok1 && ok2 && (o.Status.NodeRef == nil) != (n.Status.NodeRef == nil) {
+					c.onMachine(cur)
+				}
+			},
+			DeleteFunc: c.onMachine,
 		}},
 		// Our own objects: someone else changing or deleting one must be repaired.
 		{c.cfg.Tokens.Informer(), ownedHandler(c.onOwned)},
@@ -52,16 +65,18 @@ func (c *Controller) addHandlers() ([]handler, error) {
 		{c.owned.serviceAccounts, ownedHandler(c.onOwned)},
 		{c.owned.roles, ownedHandler(c.onOwnedAccess)},
 		{c.owned.roleBindings, ownedHandler(c.onOwnedAccess)},
-		{c.owned.namespace, cache.ResourceEventHandlerFuncs{
+	}
+	for _, m := range managedNamespaces {
+		pairs = append(pairs, pair{c.owned.namespace[m.name], cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onNamespace,
 			UpdateFunc: func(_, cur any) { c.onNamespace(cur) }, // rare; resyncs are off
 			DeleteFunc: c.onNamespace,
-		}},
+		}})
 	}
 	if c.reportsEnabled() {
 		pairs = append(pairs,
 			// A report goes with its Machine.
-			pair{c.cfg.Machines, cache.ResourceEventHandlerFuncs{DeleteFunc: c.onMachineDeleted}},
+			pair{c.cfg.MachineInformer, cache.ResourceEventHandlerFuncs{DeleteFunc: c.onMachineDeleted}},
 			// Every report once per leadership, then as written.
 			pair{c.cfg.BootReports.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 				if m, ok := obj.(metav1.Object); ok {
@@ -114,6 +129,7 @@ func (c *Controller) onMachineDeployment(obj any) {
 	c.queue.Add(key)
 	if ref, err := machinecontroller.ParseRef(key); err == nil {
 		c.enqueuePeers(ref)
+		c.enqueueOverlaysOf(ref.Namespace)
 	}
 }
 
@@ -156,6 +172,8 @@ func (c *Controller) onProfile(obj any) {
 	for _, md := range mds {
 		c.enqueue(machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name})
 	}
+	// An overlay's templates may fail, or no longer, with the new profile.
+	c.enqueueAllOverlays(overlayStatusDelay)
 }
 
 // ownedHandler calls f when an object we wrote changes or goes.
@@ -172,13 +190,15 @@ func (c *Controller) onOwnedAccess(obj any) {
 	}
 }
 
-// onNamespace wakes the namespace worker on any change of cloud-init-settings.
+// onNamespace wakes the namespace worker on any change of a managed namespace.
 func (c *Controller) onNamespace(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if m, err := meta.Accessor(obj); err == nil && m.GetName() == machinecontroller.CloudInitSettingsNamespace {
-		c.namespaceQueue.Add(namespaceKey)
+	if m, err := meta.Accessor(obj); err == nil {
+		if _, managed := c.owned.namespace[m.GetName()]; managed {
+			c.namespaceQueue.Add(m.GetName())
+		}
 	}
 }
 
@@ -207,6 +227,18 @@ func (c *Controller) onMachineSet(obj any) {
 	}
 	if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
 		if ref, ok := machinecontroller.MachineDeploymentOf(ms); ok {
+			c.enqueue(ref)
+		}
+	}
+}
+
+// onMachine enqueues the MachineDeployment a Machine belongs to.
+func (c *Controller) onMachine(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, ok := obj.(*clusterv1alpha1.Machine); ok && c.cfg.Machines != nil {
+		if ref, ok := c.cfg.Machines.MachineDeploymentOf(m); ok {
 			c.enqueue(ref)
 		}
 	}

@@ -59,9 +59,17 @@ func (r *fakeResolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDep
 	if strings.HasPrefix(osp.Spec.Version, "huge") {
 		return &resolve.Rendered{Profile: ref, Err: &resolve.SecretLimitError{Kind: osm.PayloadTypeProvisioning, Size: 1 << 21, Limit: 1 << 20}}
 	}
-	kubelet, fetch, ok := r.tokens.Tokens(md)
-	if !ok {
-		return &resolve.Rendered{Profile: ref, Err: &resolve.PendingError{Reason: "waiting for the syncer to create tokens"}}
+	// Profiles of version join* post a MachineJoin; the others read the MD's Secrets.
+	mode := osm.NodeJoinCompatibility
+	if strings.HasPrefix(osp.Spec.Version, "join") {
+		mode = osm.NodeJoinMachineJoin
+	}
+	kubelet, fetch := r.tokens.Tokens(md)
+	if mode == osm.NodeJoinMachineJoin {
+		kubelet = ""
+	}
+	if fetch == "" || kubelet == "" && mode != osm.NodeJoinMachineJoin {
+		return &resolve.Rendered{Profile: ref, NodeJoin: mode, Err: &resolve.PendingError{Reason: "waiting for the syncer to create tokens"}}
 	}
 	body := fmt.Sprintf("%s rev=%s kubelet=%s fetch=%s", osp.Spec.Version,
 		md.Annotations[machinecontroller.AnnotationMDRevision], kubelet, fetch)
@@ -73,7 +81,7 @@ func (r *fakeResolver) Resolve(_ context.Context, md *clusterv1alpha1.MachineDep
 	if err := errors.Join(err1, err2); err != nil {
 		return &resolve.Rendered{Profile: ref, Err: err}
 	}
-	out := &resolve.Rendered{Profile: ref, CloudProvider: machinecontroller.CloudProvider(md), Bootstrap: bootstrap, Provisioning: provisioning}
+	out := &resolve.Rendered{Profile: ref, CloudProvider: machinecontroller.CloudProvider(md), Bootstrap: bootstrap, Provisioning: provisioning, NodeJoin: mode}
 	if machinecontroller.CloudProvider(md) == machinecontroller.CloudProviderEdge {
 		out.EdgeScript, _ = resolve.NewPayload(osm.PayloadFormatShell, []byte("#!/bin/bash\n# join "+body))
 	}

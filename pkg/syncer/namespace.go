@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,12 +16,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 )
 
-// The syncer's own access to cloud-init-settings is a RoleBinding there of a
-// ClusterRole (artifacts/deploy): deleting the namespace deletes the binding
-// but not the role, and the syncer, allowed to create namespaces and to bind
-// that one ClusterRole, recreates both.
+// The syncer's own access to cloud-init-settings (and to the namespace of the
+// join identities) is a RoleBinding there of a ClusterRole (artifacts/deploy):
+// deleting the namespace deletes the binding but not the role, and the
+// syncer, allowed to create namespaces and to bind those ClusterRoles,
+// recreates both.
 const (
 	// AccessClusterRole holds what the syncer may do in cloud-init-settings.
 	AccessClusterRole = "osm-apiserver:syncer-cloud-init-settings"
@@ -28,15 +31,32 @@ const (
 	AccessRoleBinding = "osm-apiserver:syncer-cloud-init-settings"
 )
 
+// managedNamespace is a namespace the syncer keeps, with its own access
+// there: a RoleBinding of a ClusterRole it may bind.
+type managedNamespace struct {
+	name, binding, role string
+	// mds says that MachineDeployments are synced only while it is usable.
+	mds bool
+}
+
+// managedNamespaces: cloud-init-settings (payloads, fetch credentials) and
+// the namespace of the machines' join identities, which every replica writes
+// when it answers a MachineJoin.
+var managedNamespaces = []managedNamespace{
+	{name: machinecontroller.CloudInitSettingsNamespace, binding: AccessRoleBinding, role: AccessClusterRole, mds: true},
+	{name: nodejoin.Namespace, binding: nodejoin.AccessRoleBinding, role: nodejoin.AccessClusterRole},
+}
+
 // namespaceWaitRetry is how soon a namespace that is being deleted is looked
 // at again; its deletion event also wakes the syncer.
 const namespaceWaitRetry = time.Second
 
-// runNamespace keeps cloud-init-settings and the syncer's access to it until
-// ctx ends. It runs beside the MachineDeployment workers and before them: the
-// informers of the namespace's contents cannot list without that access.
+// runNamespace keeps the managed namespaces and the syncer's access to them
+// until ctx ends. It runs beside the MachineDeployment workers and before
+// them: the informers of cloud-init-settings' contents cannot list without
+// that access.
 func (c *Controller) runNamespace(ctx context.Context) {
-	if !cache.WaitForNamedCacheSync("osm-syncer-namespace", ctx.Done(), c.owned.namespace.HasSynced) {
+	if !cache.WaitForNamedCacheSync("osm-syncer-namespace", ctx.Done(), c.owned.namespacesSynced) {
 		return
 	}
 	for {
@@ -44,10 +64,14 @@ func (c *Controller) runNamespace(ctx context.Context) {
 		if shutdown {
 			return
 		}
-		retry, err := c.syncNamespace(ctx)
+		i := slices.IndexFunc(managedNamespaces, func(m managedNamespace) bool { return m.name == key })
+		retry, err := time.Duration(0), error(nil)
+		if i >= 0 {
+			retry, err = c.syncNamespace(ctx, managedNamespaces[i])
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
-			klog.FromContext(ctx).Error(err, "Failed to restore the namespace", "namespace", machinecontroller.CloudInitSettingsNamespace)
+			klog.FromContext(ctx).Error(err, "Failed to restore the namespace", "namespace", key)
 			c.namespaceQueue.AddRateLimited(key)
 		case retry > 0:
 			c.namespaceQueue.Forget(key)
@@ -59,56 +83,60 @@ func (c *Controller) runNamespace(ctx context.Context) {
 	}
 }
 
-// syncNamespace creates cloud-init-settings when it is missing and binds the
-// syncer's access there; once the namespace is usable, every
-// MachineDeployment is synced again. While it is being deleted, syncs of
+// syncNamespace creates m when it is missing and binds the syncer's access
+// there. For cloud-init-settings, once the namespace is usable, every
+// MachineDeployment is synced again; while it is being deleted, syncs of
 // MachineDeployments wait: nothing can be created in it.
-func (c *Controller) syncNamespace(ctx context.Context) (retry time.Duration, err error) {
-	name := machinecontroller.CloudInitSettingsNamespace
-	ns, err := c.owned.namespaces().Get(name)
+func (c *Controller) syncNamespace(ctx context.Context, m managedNamespace) (retry time.Duration, err error) {
+	ns, err := c.owned.namespaces(m.name).Get(m.name)
 	switch {
 	case apierrors.IsNotFound(err):
-		c.namespaceReady.Store(false)
-		_, err = c.cfg.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		c.setNamespaceReady(m, false)
+		_, err = c.cfg.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: m.name}}, metav1.CreateOptions{})
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			// Our cache is behind, or it is being deleted: its events follow.
 			return namespaceWaitRetry, nil
 		case err != nil:
-			return 0, fmt.Errorf("failed to create namespace %s: %w", name, err)
+			return 0, fmt.Errorf("failed to create namespace %s: %w", m.name, err)
 		}
-		klog.FromContext(ctx).Info("Created namespace", "namespace", name)
+		klog.FromContext(ctx).Info("Created namespace", "namespace", m.name)
 	case err != nil:
 		return 0, err
 	case ns.DeletionTimestamp != nil:
-		c.namespaceReady.Store(false)
+		c.setNamespaceReady(m, false)
 		return namespaceWaitRetry, nil
 	}
 	// A failure to bind the syncer's access is retried, but does not hold up
 	// the MDs: the syncer may have access granted otherwise.
-	restored, err := c.ensureOwnAccess(ctx)
-	if !c.namespaceReady.Swap(true) || restored {
+	restored, err := c.ensureOwnAccess(ctx, m)
+	if m.mds && (!c.namespaceReady.Swap(true) || restored) {
 		c.enqueueAll()
 	}
 	return 0, err
 }
 
-// ensureOwnAccess binds AccessClusterRole to the syncer in cloud-init-settings
-// unless a binding of that name exists; restored says it created one. A syncer
-// not allowed to bind it (a deployment granting its access otherwise) carries on
-// without.
-func (c *Controller) ensureOwnAccess(ctx context.Context) (restored bool, err error) {
+func (c *Controller) setNamespaceReady(m managedNamespace, ready bool) {
+	if m.mds {
+		c.namespaceReady.Store(ready)
+	}
+}
+
+// ensureOwnAccess binds m's ClusterRole to the syncer in m unless a binding
+// of that name exists; restored says it created one. A syncer not allowed to
+// bind it (a deployment granting its access otherwise) carries on without.
+func (c *Controller) ensureOwnAccess(ctx context.Context, m managedNamespace) (restored bool, err error) {
 	subject, err := c.self(ctx)
 	if err != nil || subject == nil {
 		return false, err
 	}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      AccessRoleBinding,
-			Namespace: machinecontroller.CloudInitSettingsNamespace,
+			Name:      m.binding,
+			Namespace: m.name,
 			Labels:    map[string]string{"app.kubernetes.io/name": "osm-apiserver"},
 		},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: AccessClusterRole},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: m.role},
 		Subjects: []rbacv1.Subject{*subject},
 	}
 	_, err = c.cfg.Client.RbacV1().RoleBindings(binding.Namespace).Create(ctx, binding, metav1.CreateOptions{})

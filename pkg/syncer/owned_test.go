@@ -14,6 +14,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
@@ -212,4 +213,29 @@ func TestDeletedOwnAccessIsRestored(t *testing.T) {
 	}
 	h.eventually("the syncer's access", func() (bool, error) { return h.ownAccess() == nil, nil })
 	h.waitPayloads("workers", "v1", "1")
+}
+
+// The namespace of the machines' join identities is kept like
+// cloud-init-settings, with the syncer's access there, without holding up
+// the MachineDeployments.
+func TestJoinNamespaceIsKept(t *testing.T) {
+	h := start(t, nil)
+	check := func() (bool, error) {
+		if _, err := h.client.CoreV1().Namespaces().Get(ctx, nodejoin.Namespace, metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		b, err := h.client.RbacV1().RoleBindings(nodejoin.Namespace).Get(ctx, nodejoin.AccessRoleBinding, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return b.RoleRef.Name == nodejoin.AccessClusterRole && len(b.Subjects) == 1 && b.Subjects[0].Name == "osm-apiserver", nil
+	}
+	h.eventually("namespace "+nodejoin.Namespace+" and the access there", check)
+	if err := h.client.CoreV1().Namespaces().Delete(ctx, nodejoin.Namespace, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.RbacV1().RoleBindings(nodejoin.Namespace).Delete(ctx, nodejoin.AccessRoleBinding, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("namespace "+nodejoin.Namespace+" restored", check)
 }

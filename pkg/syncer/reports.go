@@ -37,7 +37,7 @@ const reportSweepPeriod = time.Minute
 
 // reportsEnabled says whether the syncer keeps boot reports.
 func (c *Controller) reportsEnabled() bool {
-	return c.cfg.BootReports != nil && c.cfg.Machines != nil
+	return c.cfg.BootReports != nil && c.cfg.MachineInformer != nil
 }
 
 // machineGonePrefix marks a queued report whose Machine was seen deleted:
@@ -105,9 +105,9 @@ func (c *Controller) syncReport(ctx context.Context, key string) (retry time.Dur
 	reason := ""
 	now := time.Now()
 	ref, owned := machinecontroller.Owner(r)
-	md, err := c.mds.Get(ref.Namespace, ref.Name)
+	_, err = c.mds.Get(ref.Namespace, ref.Name)
 	switch {
-	case !owned || apierrors.IsNotFound(err) || err == nil && !machinecontroller.HasProfile(md):
+	case !owned || apierrors.IsNotFound(err):
 		reason = "its machinedeployment is gone"
 	case err != nil:
 		return 0, err
@@ -125,7 +125,7 @@ func (c *Controller) syncReport(ctx context.Context, key string) (retry time.Dur
 }
 
 func (c *Controller) machineExists(namespace, name string) bool {
-	_, exists, err := c.cfg.Machines.GetIndexer().GetByKey(namespace + "/" + name)
+	_, exists, err := c.cfg.MachineInformer.GetIndexer().GetByKey(namespace + "/" + name)
 	return err != nil || exists // unsure: keep it
 }
 

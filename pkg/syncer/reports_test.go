@@ -70,7 +70,7 @@ func TestBootReportsAreCollected(t *testing.T) {
 	reports.Start(ctx.Done())
 
 	h := start(t, func(c *Config) {
-		c.Machines, c.BootReports, c.BootReportTTL = machineInformer, reports, 24*time.Hour
+		c.MachineInformer, c.BootReports, c.BootReportTTL = machineInformer, reports, 24*time.Hour
 	})
 	h.osps.Add(profile("osp-ubuntu", "v1"))
 	h.mds.Add(machineDeployment("workers", "osp-ubuntu", "1"))

@@ -36,15 +36,23 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err != nil {
 		return 0, err
 	}
-	profile, ok := machinecontroller.ProfileOf(md, c.cfg.ProfileNamespace)
-	if !ok || md.DeletionTimestamp != nil {
+	if md.DeletionTimestamp != nil {
 		return 0, c.cleanup(ctx, ref)
+	}
+	// The profile the resolver renders from: a default is that of the OS of
+	// the revision's template.
+	profile, err := c.revisions.ProfileOf(md, c.cfg.ProfileNamespace)
+	if err != nil {
+		// Nothing to render until the MD changes, which syncs it again; what
+		// it had, it keeps, as after a failed render.
+		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonNoDefaultProfile, "Kept the previous payload Secrets: %v", err)
+		return 0, nil
 	}
 	// No tokens or RBAC for an MD whose profile does not exist (yet): the
 	// profile's add event syncs it again.
 	if _, exists, err := c.cfg.Profiles.GetIndexer().GetByKey(profile.String()); err != nil || !exists {
 		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "ProfileNotFound",
-			"OperatingSystemProfile %s not found", profile)
+			"OperatingSystemProfile %s not found%s", profile, defaultedNote(profile))
 		return 0, fmt.Errorf("operating system profile %s of machine deployment %s not found", profile, ref)
 	}
 	if !c.namespaceReady.Load() {
@@ -61,6 +69,27 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 		return 0, c.refuse(ctx, md, err)
 	}
 
+	out := c.resolve(ctx, md)
+	switch out.NodeJoin {
+	case osm.NodeJoinMachineJoin:
+		return c.syncMachineJoin(ctx, md, out)
+	case osm.NodeJoinCompatibility:
+		return c.syncCompatibility(ctx, md, out)
+	}
+	// The profile does not parse, or the facts are not known yet: nothing
+	// says which credentials its nodes need. What the MD has stays.
+	if _, pending := out.Pending(); !pending {
+		c.renderFailed(md, out.Err)
+	}
+	return 0, fmt.Errorf("failed to render machine deployment %s: %w", ref, out.Err)
+}
+
+// syncCompatibility writes what nodes read with a profile written for
+// upstream OSM: a kubelet bootstrap token the MD's machines share, its
+// kubeconfig Secret, the fetch credential and its Role allowing it to GET
+// them and the provisioning Secret, and both payload Secrets.
+func (c *Controller) syncCompatibility(ctx context.Context, md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered) (time.Duration, error) {
+	ref := machinecontroller.RefOf(md)
 	kubelet, fetch, err := c.ensureTokens(ctx, ref)
 	if err != nil {
 		return 0, c.warnWrite(md, err)
@@ -68,6 +97,7 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if !c.tokensVisible(ref, kubelet, fetch) {
 		return tokensPending, nil
 	}
+	c.warnCompatibility(md, out)
 	provisioning := machinecontroller.SecretName(ref.Name, ref.Namespace, osm.PayloadTypeProvisioning)
 	kubeconfig := machinecontroller.KubeletBootstrapSecretName(ref.Name, ref.Namespace)
 	readable := []string{provisioning, kubeconfig}
@@ -82,29 +112,70 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err := c.ensureKubeconfig(ctx, md, kubelet); err != nil {
 		return 0, c.warnWrite(md, err)
 	}
+	if err := c.writePayloads(ctx, md, c.resolve(ctx, md), osm.PayloadTypeProvisioning, osm.PayloadTypeBootstrap); err != nil {
+		return 0, err
+	}
+	next := earliest(kubelet.Expiration.Add(-c.cfg.TokenRenewBefore), c.fetch.RenewAt(fetch))
+	return max(time.Until(next), time.Second), nil
+}
 
-	out := c.resolve(ctx, md)
+// syncMachineJoin writes what nodes need with a profile that posts a
+// MachineJoin: the fetch credential (kube-apiserver lets it through to
+// machinejoins by the static node-intake binding, osm-apiserver decides) and
+// the bootstrap Secret. The provisioning payload and the kubelet's bootstrap
+// kubeconfig are in the exchange's answer, so the MD has no provisioning
+// Secret, no kubelet bootstrap token, no kubeconfig Secret and no fetch Role.
+// What it had of them in the compatibility mode goes once every Machine of it
+// has joined: a machine booted before the switch still reads them.
+func (c *Controller) syncMachineJoin(ctx context.Context, md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered) (time.Duration, error) {
+	ref := machinecontroller.RefOf(md)
+	fetch, err := c.fetch.Ensure(ctx, ref)
+	if err == nil {
+		// Earlier versions made the fetch token a bootstrap token: revoke it.
+		err = c.tokens.DeletePurpose(ctx, ref, tokens.PurposeFetch)
+	}
+	if err != nil {
+		return 0, c.warnWrite(md, err)
+	}
+	if _, f := c.source.TokensOf(ref); f != fetch.Value {
+		return tokensPending, nil
+	}
+	if _, pending := out.Pending(); pending {
+		out = c.resolve(ctx, md)
+	}
+	if err := c.writePayloads(ctx, md, out, osm.PayloadTypeBootstrap); err != nil {
+		return 0, err
+	}
+	if err := c.removeCompatibility(ctx, md); err != nil {
+		return 0, c.warnWrite(md, err)
+	}
+	return max(time.Until(c.fetch.RenewAt(fetch)), time.Second), nil
+}
+
+// writePayloads writes md's payload Secrets of kinds from out, in that order,
+// and its edge script; a failed render keeps the Secrets as they are.
+func (c *Controller) writePayloads(ctx context.Context, md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, kinds ...osm.PayloadType) error {
+	ref := machinecontroller.RefOf(md)
 	if out.Err != nil {
 		c.renderFailed(md, out.Err)
-		return 0, fmt.Errorf("failed to render machine deployment %s: %w", ref, out.Err)
+		return fmt.Errorf("failed to render machine deployment %s: %w", ref, out.Err)
 	}
 	c.checkUserDataLimit(md, out)
 	// Provisioning first: the node fetches it as soon as machine-controller,
 	// seeing the bootstrap Secret, creates a VM.
-	for _, kind := range []osm.PayloadType{osm.PayloadTypeProvisioning, osm.PayloadTypeBootstrap} {
+	for _, kind := range kinds {
 		secret, err := payloadSecret(ref, md, out, kind)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if err := c.applySecret(ctx, md, secret); err != nil {
-			return 0, c.warnWrite(md, err)
+			return c.warnWrite(md, err)
 		}
 	}
 	if err := c.syncEdgeScript(ctx, md, out); err != nil {
-		return 0, c.warnWrite(md, err)
+		return c.warnWrite(md, err)
 	}
-	next := earliest(kubelet.Expiration.Add(-c.cfg.TokenRenewBefore), c.fetch.RenewAt(fetch))
-	return max(time.Until(next), time.Second), nil
+	return nil
 }
 
 func (c *Controller) ensureTokens(ctx context.Context, ref machinecontroller.Ref) (kubelet tokens.Token, fetch tokens.FetchToken, err error) {
@@ -130,8 +201,8 @@ func (c *Controller) ensureTokens(ctx context.Context, ref machinecontroller.Ref
 // tokensVisible says whether the token informer, which renders read tokens
 // through, holds the tokens the syncer just ensured.
 func (c *Controller) tokensVisible(ref machinecontroller.Ref, kubelet tokens.Token, fetch tokens.FetchToken) bool {
-	k, f, ok := c.source.TokensOf(ref)
-	return ok && k == kubelet.Value() && f == fetch.Value
+	k, f := c.source.TokensOf(ref)
+	return k == kubelet.Value() && f == fetch.Value
 }
 
 func (c *Controller) ensureKubeconfig(ctx context.Context, md *clusterv1alpha1.MachineDeployment, tok tokens.Token) error {
@@ -164,6 +235,14 @@ func (c *Controller) resolve(ctx context.Context, md *clusterv1alpha1.MachineDep
 		}
 	}()
 	return c.cfg.Resolver.Resolve(ctx, md)
+}
+
+// defaultedNote says, after a profile's name, that the MD names none.
+func defaultedNote(p machinecontroller.Profile) string {
+	if !p.Defaulted {
+		return ""
+	}
+	return fmt.Sprintf(" (the default for the MD's operating system: the MD names none in %s)", machinecontroller.AnnotationOSP)
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -13,9 +13,12 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
@@ -146,13 +149,8 @@ func TestBrokenProfileKeepsSecrets(t *testing.T) {
 	before, _ := h.waitPayloads("workers", "v1", "1")
 
 	h.osps.Modify(profile("osp-ubuntu", "broken-v2"))
-	select {
-	case e := <-h.recorder.Events:
-		if !strings.HasPrefix(e, "Warning RenderFailed") || !strings.Contains(e, "osp-ubuntu: template") {
-			t.Errorf("event %q, want a Warning RenderFailed naming the profile", e)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no Warning event on the MachineDeployment")
+	if e := h.waitEvent("Warning RenderFailed"); !strings.Contains(e, "osp-ubuntu: template") {
+		t.Errorf("event %q, want a Warning RenderFailed naming the profile", e)
 	}
 	after, err := h.payload("workers", osm.PayloadTypeBootstrap)
 	if err != nil {
@@ -279,4 +277,29 @@ func TestEdgeScriptSecret(t *testing.T) {
 		_, err := h.secret(machinecontroller.CloudInitSettingsNamespace, name)
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// An MD that names no profile is synced with its operating system's default;
+// one whose operating system has none gets a Warning Event and nothing.
+func TestUnnamedProfileIsDefaulted(t *testing.T) {
+	h := start(t, nil)
+	h.osps.Add(profile("osp-ubuntu", "v1"))
+	unnamed := func(name, os string) *clusterv1alpha1.MachineDeployment {
+		md := machineDeployment(name, "", "1")
+		md.UID = types.UID("uid-" + name)
+		delete(md.Annotations, machinecontroller.AnnotationOSP)
+		md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"aws","operatingSystem":"` + os + `"}`)}
+		return md
+	}
+	h.mds.Add(unnamed("sles", "sles"))
+	select {
+	case e := <-h.recorder.Events:
+		if !strings.HasPrefix(e, "Warning NoDefaultProfile Kept the previous payload Secrets: machinedeployment kube-system/sles: no OperatingSystemProfile") {
+			t.Errorf("event %q, want a Warning NoDefaultProfile", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Warning event for an MD without a profile")
+	}
+	h.mds.Add(unnamed("ubuntu", "ubuntu"))
+	h.waitPayloads("ubuntu", "v1", "1")
 }

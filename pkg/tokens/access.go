@@ -18,8 +18,10 @@ const PurposeFetchAccess = "fetch-access"
 
 // FetchAccessName is the name of ref's Role, RoleBinding and ServiceAccount.
 func FetchAccessName(ref machinecontroller.Ref) string {
-	return "osm-fetch-" + ref.Hash()
+	return fetchAccessPrefix + ref.Hash()
 }
+
+const fetchAccessPrefix = "osm-fetch-"
 
 // FetchServiceAccount is the identity of ref's fetch tokens. Its tokens carry
 // only the groups every ServiceAccount of namespace has (system:serviceaccounts,

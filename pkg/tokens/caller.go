@@ -5,21 +5,18 @@ import (
 
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// fetchAccessPrefix starts the name of every fetch ServiceAccount.
-const fetchAccessPrefix = "osm-fetch-"
-
 // CallerMachineDeployment returns the MachineDeployment whose fetch
-// credential u is: u is the ServiceAccount osm-fetch-<hash> of
-// FetchNamespace, and the Secret holding that ServiceAccount's token, in
-// fetch (Informer.FetchLister), was written for an MD of that hash. ok is
-// false for anyone else, a ServiceAccount of another namespace or an MD's
-// whose token the informer does not hold (being deleted, or not made yet).
-func CallerMachineDeployment(u user.Info, fetch corev1listers.SecretLister) (machinecontroller.Ref, bool) {
+// credential u is: u is the ServiceAccount FetchAccessName(ref) in
+// FetchNamespace and the syncer keeps ref's fetch token (so ref's
+// ServiceAccount is osm-apiserver's, not one someone else named alike). ok is
+// false for every other caller. Node-facing endpoints (MachineJoin, boot
+// reports) authorize their caller with it: kube-apiserver lets every
+// ServiceAccount of FetchNamespace through to them.
+func (s *Source) CallerMachineDeployment(u user.Info) (ref machinecontroller.Ref, ok bool) {
 	if u == nil {
 		return machinecontroller.Ref{}, false
 	}
@@ -27,12 +24,12 @@ func CallerMachineDeployment(u user.Info, fetch corev1listers.SecretLister) (mac
 	if err != nil || namespace != FetchNamespace || !strings.HasPrefix(name, fetchAccessPrefix) {
 		return machinecontroller.Ref{}, false
 	}
-	s, err := fetch.Secrets(FetchNamespace).Get(name + "-token")
+	secret, err := s.fetch.Secrets(FetchNamespace).Get(name + fetchTokenSecretSuffix)
 	if err != nil {
 		return machinecontroller.Ref{}, false
 	}
-	ref, ok := machinecontroller.Owner(s)
-	if !ok || !ownedBy(s, ref, PurposeFetch) || FetchAccessName(ref) != name {
+	ref, ok = machinecontroller.Owner(secret)
+	if !ok || FetchAccessName(ref) != name || secret.Labels[machinecontroller.PurposeLabel] != PurposeFetch {
 		return machinecontroller.Ref{}, false
 	}
 	return ref, true

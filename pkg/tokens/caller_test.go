@@ -12,41 +12,40 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
+// Only the fetch ServiceAccount of an MD whose fetch token the syncer keeps is
+// that MD's caller; every other identity, of its namespace too, is nobody's.
 func TestCallerMachineDeployment(t *testing.T) {
-	pool := machinecontroller.Ref{Namespace: "team", Name: "pool"}
-	other := machinecontroller.Ref{Namespace: "team", Name: "other"}
+	ref := machinecontroller.Ref{Namespace: "team", Name: "workers"}
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, s := range []*corev1.Secret{
-		fetchTokenSecret(pool),
-		// A Secret of the right name whose labels name another MD.
-		{ObjectMeta: metav1.ObjectMeta{Namespace: FetchNamespace, Name: FetchTokenSecretName(other),
-			Labels: pool.Labels(PurposeFetch), Annotations: pool.Annotations()}},
-	} {
-		if err := indexer.Add(s); err != nil {
-			t.Fatal(err)
-		}
+	if err := indexer.Add(fetchTokenSecret(ref)); err != nil {
+		t.Fatal(err)
 	}
-	lister := corev1listers.NewSecretLister(indexer)
-	sa := func(namespace, name string) user.Info {
-		return &user.DefaultInfo{Name: "system:serviceaccount:" + namespace + ":" + name}
+	// A Secret of the right name without our labels: not a fetch token.
+	gone := machinecontroller.Ref{Namespace: "team", Name: "gone"}
+	forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: FetchNamespace, Name: FetchTokenSecretName(gone)}}
+	if err := indexer.Add(forged); err != nil {
+		t.Fatal(err)
 	}
-	tests := []struct {
+	s := &Source{fetch: corev1listers.NewSecretLister(indexer)}
+	sa := func(ns, name string) user.Info {
+		return &user.DefaultInfo{Name: "system:serviceaccount:" + ns + ":" + name}
+	}
+	for _, tc := range []struct {
 		name string
 		user user.Info
-		want bool
+		ok   bool
 	}{
-		{"the MD's fetch ServiceAccount", sa(FetchNamespace, FetchAccessName(pool)), true},
-		{"a token Secret naming another MD", sa(FetchNamespace, FetchAccessName(other)), false},
-		{"an MD without a token", sa(FetchNamespace, FetchAccessName(machinecontroller.Ref{Namespace: "team", Name: "new"})), false},
-		{"the same name in another namespace", sa("team", FetchAccessName(pool)), false},
-		{"another ServiceAccount of the namespace", sa(FetchNamespace, "default"), false},
-		{"a user", &user.DefaultInfo{Name: "alice"}, false},
+		{"the MD's fetch service account", sa(FetchNamespace, FetchAccessName(ref)), true},
+		{"another service account of the namespace", sa(FetchNamespace, "default"), false},
+		{"a fetch service account without its token secret", sa(FetchNamespace, FetchAccessName(machinecontroller.Ref{Namespace: "team", Name: "other"})), false},
+		{"a service account whose secret is not ours", sa(FetchNamespace, FetchAccessName(gone)), false},
+		{"the same name in another namespace", sa("team", FetchAccessName(ref)), false},
+		{"a user", &user.DefaultInfo{Name: "osm-fetch-" + ref.Hash()}, false},
 		{"nobody", nil, false},
-	}
-	for _, tc := range tests {
-		ref, ok := CallerMachineDeployment(tc.user, lister)
-		if ok != tc.want || ok && ref != pool {
-			t.Errorf("%s: %v, %v; want %v", tc.name, ref, ok, tc.want)
+	} {
+		got, ok := s.CallerMachineDeployment(tc.user)
+		if ok != tc.ok || ok && got != ref {
+			t.Errorf("%s: %v, %v; want ok %v", tc.name, got, ok, tc.ok)
 		}
 	}
 }

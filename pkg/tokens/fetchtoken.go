@@ -36,8 +36,10 @@ const minTokenTTL = 10 * time.Minute
 
 // FetchTokenSecretName is the name of the Secret holding ref's fetch token.
 func FetchTokenSecretName(ref machinecontroller.Ref) string {
-	return FetchAccessName(ref) + "-token"
+	return FetchAccessName(ref) + fetchTokenSecretSuffix
 }
+
+const fetchTokenSecretSuffix = "-token"
 
 // FetchToken is a ServiceAccount token and what it says about itself.
 type FetchToken struct {

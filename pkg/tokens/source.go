@@ -21,18 +21,18 @@ func NewSource(i *Informer) *Source {
 	return &Source{bootstrap: i.Index(), fetch: i.FetchLister()}
 }
 
-// Tokens returns md's kubelet bootstrap token and fetch token; ok is false
-// until the syncer has created both.
-func (s *Source) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string, ok bool) {
+// Tokens returns md's kubelet bootstrap token and fetch token, "" for one
+// the syncer has not created (MDs whose nodes join through a MachineJoin have
+// no kubelet bootstrap token).
+func (s *Source) Tokens(md *clusterv1alpha1.MachineDeployment) (kubelet, fetch string) {
 	return s.TokensOf(machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name})
 }
 
 // TokensOf is Tokens of the MD ref.
-func (s *Source) TokensOf(ref machinecontroller.Ref) (kubelet, fetch string, ok bool) {
-	k, ok1 := Lookup(s.bootstrap, ref, PurposeKubelet)
-	f, ok2 := LookupFetch(s.fetch, ref)
-	if !ok1 || !ok2 {
-		return "", "", false
+func (s *Source) TokensOf(ref machinecontroller.Ref) (kubelet, fetch string) {
+	if k, ok := Lookup(s.bootstrap, ref, PurposeKubelet); ok {
+		kubelet = k.Value()
 	}
-	return k.Value(), f, true
+	fetch, _ = LookupFetch(s.fetch, ref)
+	return kubelet, fetch
 }

@@ -24,8 +24,6 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-var machineResource = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machines"}
-
 // createUnstructured creates obj of resource gvr and deletes it when the test ends.
 func createUnstructured(t *testing.T, gvr schema.GroupVersionResource, obj any) {
 	t.Helper()

@@ -64,17 +64,12 @@ func TestUnknownNamesAreNotFound(t *testing.T) {
 		get            func() error
 	}{
 		{"no such MD", "operatingsystemconfigs", func() error { _, err := oscs(testNamespace).Get(ctx, "no-such-md", getOptions()); return err }},
-		{"MD without profile", "operatingsystemconfigs", func() error { _, err := oscs(testNamespace).Get(ctx, "e2e-no-profile", getOptions()); return err }},
 		{"MD in another namespace", "operatingsystemconfigs", func() error { _, err := oscs("default").Get(ctx, "e2e-ubuntu-aws", getOptions()); return err }},
 		{"no such payload type", "provisioningpayloads", func() error {
 			_, err := payloads(testNamespace).Get(ctx, "e2e-ubuntu-aws-nope", getOptions())
 			return err
 		}},
 		{"payload without suffix", "provisioningpayloads", func() error { _, err := payloads(testNamespace).Get(ctx, "e2e-ubuntu-aws", getOptions()); return err }},
-		{"payload of MD without profile", "provisioningpayloads", func() error {
-			_, err := payloads(testNamespace).Get(ctx, "e2e-no-profile-bootstrap", getOptions())
-			return err
-		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

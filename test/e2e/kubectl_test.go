@@ -35,8 +35,9 @@ func TestKubectlGetOSCTable(t *testing.T) {
 			t.Errorf("row %q lacks %q", row, want)
 		}
 	}
-	if row := rowOf(lines, "e2e-no-profile"); row != "" {
-		t.Errorf("an MD without a profile has an OSC: %q", row)
+	// An MD that names no profile renders from its operating system's default.
+	if row := rowOf(lines, "e2e-no-profile"); !strings.Contains(row, "osp-ubuntu@") || !strings.Contains(row, "(default)") {
+		t.Errorf("the MD that names no profile: row %q, want osp-ubuntu (default)", row)
 	}
 }
 

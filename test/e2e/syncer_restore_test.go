@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +19,6 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
-	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
 // restoreWithin is how soon the syncer repairs what it owns; its resync is a
@@ -161,31 +158,6 @@ func TestSyncerRecreatesDeletedNamespace(t *testing.T) {
 	}
 }
 
-// startNamespaceController runs kube-controller-manager's namespace controller
-// until the test ends: the local cluster runs no controllers, so a deleted
-// namespace would stay Terminating with everything in it.
-func startNamespaceController(t *testing.T) {
-	t.Helper()
-	log, err := os.Create(filepath.Join(t.TempDir(), "kube-controller-manager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(env.binDir, "kube-controller-manager"), "--kubeconfig", env.kubeconfig,
-		"--controllers", "namespace-controller", "--leader-elect=false", "--secure-port=0")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("kube-controller-manager:\n%s", testenv.TailFile(log.Name(), 40))
-		}
-		_ = log.Close()
-	})
-}
-
 // The syncer may create RoleBindings and namespaces anywhere as far as RBAC
 // goes (it must, to restore cloud-init-settings); the admission policy of
 // artifacts/deploy keeps it to cloud-init-settings.
@@ -204,7 +176,7 @@ func TestSyncerAccessCannotBeBoundElsewhere(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: syncer.AccessClusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "kube-system", Name: "osm-apiserver"}},
 	}
-	if _, err := osm.RbacV1().RoleBindings(testNamespace).Create(ctx, binding, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "cloud-init-settings only") {
+	if _, err := osm.RbacV1().RoleBindings(testNamespace).Create(ctx, binding, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "cloud-init-settings and osm-node-join only") {
 		t.Errorf("the syncer bound its access in %s: %v", testNamespace, err)
 		_ = env.kube.RbacV1().RoleBindings(testNamespace).Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 	}

@@ -14,18 +14,19 @@ import (
 type boot struct {
 	name     string // in the summary line
 	md       string
-	node     string // the machine's name, which the node must register under
+	node     string // the Machine's name, which the node must register under
 	cloud    string
 	ipFamily string
 	ipv6     bool   // the VM's network is dual-stack
 	podCIDRs string // the CNI installer's ranges on this node
 	reboot   bool   // reboot once Ready; the node must come back Ready, with its addresses
 	edge     bool   // booted without user-data; the MD's join script is run in it
+	overlay  bool   // an overlay adds a CA and a unit to the MD (overlay_test.go)
 }
 
 var boots = []boot{
 	{name: "ipv4", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
-		podCIDRs: "10.244.1.0/24", reboot: true},
+		podCIDRs: "10.244.1.0/24", reboot: true, overlay: true},
 	{name: "dual-stack", md: "ubuntu-dual", node: "ubuntu-dual-6c9d4-p7w2m", cloud: "kubevirt", ipFamily: "IPv4+IPv6", ipv6: true,
 		podCIDRs: "10.244.2.0/24,fd00:10:244:2::/64", reboot: true},
 	{name: "edge", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4",
@@ -59,6 +60,14 @@ func runBoot(t *testing.T, b boot) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 	label := "node-test osp-ubuntu " + b.name
+	var overlay *nodeOverlay
+	if b.overlay {
+		var err error
+		if overlay, err = applyOverlay(ctx, b); err != nil {
+			report("%s: FAILED: %v", label, err)
+			return err
+		}
+	}
 	vm, err := startVM(ctx, b)
 	if err != nil {
 		report("%s: FAILED: %v", label, err)
@@ -75,6 +84,15 @@ func runBoot(t *testing.T, b boot) error {
 		return fail(err)
 	}
 	report("%s: Ready after %d s, pod Running", label, int(readyAfter.Seconds()))
+	if err := checkReplayRefused(ctx, vm, b); err != nil {
+		return fail(fmt.Errorf("after the join: %w", err))
+	}
+	report("%s: user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
+	if overlay != nil {
+		if err := checkOverlay(ctx, vm, b, overlay); err != nil {
+			return fail(err)
+		}
+	}
 	if !b.reboot {
 		return nil
 	}
@@ -87,11 +105,14 @@ func runBoot(t *testing.T, b boot) error {
 	return nil
 }
 
-// startVM creates the boot's MD, takes the user-data machine-controller would
-// pass (none for edge) and boots the VM.
+// startVM creates the boot's MD, its MachineSet and Machine, takes the
+// user-data machine-controller would pass (none for edge) and boots the VM.
 func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 	if err := createMD(ctx, b); err != nil {
 		return nil, fmt.Errorf("MachineDeployment %s: %w", b.md, err)
+	}
+	if err := createMachine(ctx, b); err != nil {
+		return nil, err
 	}
 	var userData []byte
 	if !b.edge {

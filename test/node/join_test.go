@@ -27,12 +27,8 @@ func joinNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, error)
 			return 0, err
 		}
 	}
-	tokenID, err := kubeletTokenID(ctx, b.md)
-	if err != nil {
-		return 0, err
-	}
 	units := func() string { return guestUnits(ctx, vm) }
-	err = waitFor(ctx, "Node "+b.node+" to register", registerTimeout, func() (string, error) {
+	err := waitFor(ctx, "Node "+b.node+" to register", registerTimeout, func() (string, error) {
 		if done, err := vm.Exited(); done {
 			return "", err
 		}
@@ -46,9 +42,9 @@ func joinNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, error)
 		return 0, err
 	}
 	progress("%s: Node %s registered after %d s", b.name, b.node, int(time.Since(vm.Started).Seconds()))
-	// The node's credentials come from the MD's own bootstrap token.
-	if n, err := kubeletCSRs(ctx, tokenID, b.node); err != nil || n == 0 {
-		return 0, errors.Join(fmt.Errorf("node %s registered without an issued CSR from the MD's bootstrap token %s", b.node, tokenID), err)
+	// The node's credentials come from its machine's join identity.
+	if n, err := kubeletCSRs(ctx, b.node, b.node); err != nil || n == 0 {
+		return 0, errors.Join(fmt.Errorf("node %s registered without an issued CSR from the join identity of its machine (%s)", b.node, joinUser(b.node)), err)
 	}
 	if err := createPods(ctx, cniPod(b), pausePod(b)); err != nil {
 		return 0, err
@@ -154,7 +150,7 @@ func waitAgent(ctx context.Context, vm *nodevm.VM, b boot) error {
 }
 
 // runEdgeScript runs the MD's join script from its Secret in the VM as an
-// operator would: `OSM_NODE_NAME=<name> bash` with the script on stdin.
+// operator would: `OSM_MACHINE_NAME=<machine> bash` with the script on stdin.
 func runEdgeScript(ctx context.Context, vm *nodevm.VM, b boot, what string) error {
 	script, err := secretData(ctx, machinecontroller.EdgeScriptSecretName(b.md, testNamespace), machinecontroller.EdgeScriptDataKey)
 	if err != nil {
@@ -169,7 +165,7 @@ func runEdgeScript(ctx context.Context, vm *nodevm.VM, b boot, what string) erro
 	sctx, cancel := context.WithTimeout(ctx, edgeScriptTimeout)
 	defer cancel()
 	go func() {
-		r, err := vm.Agent.Exec(sctx, "OSM_NODE_NAME="+b.node+" bash", script)
+		r, err := vm.Agent.Exec(sctx, "OSM_MACHINE_NAME="+b.node+" bash", script)
 		done <- result{r, err}
 	}()
 	var res result

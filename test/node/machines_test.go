@@ -13,13 +13,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 )
 
-var mdResource = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machinedeployments"}
+var (
+	mdResource      = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machinedeployments"}
+	msResource      = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machinesets"}
+	machineResource = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machines"}
+)
 
 // createMD creates the boot's MachineDeployment: osp-ubuntu, the kit's
 // kubelet version, the boot's cloud provider and IP family.
@@ -30,6 +34,7 @@ func createMD(ctx context.Context, b boot) error {
 		"metadata": map[string]any{
 			"name":      b.md,
 			"namespace": testNamespace,
+			"labels":    map[string]any{bootLabel: b.name},
 			"annotations": map[string]any{
 				machinecontroller.AnnotationOSP:        "osp-ubuntu",
 				machinecontroller.AnnotationMDRevision: "1",
@@ -78,35 +83,71 @@ func bootstrapUserData(ctx context.Context, md string) ([]byte, error) {
 	return secretData(ctx, machinecontroller.SecretName(md, testNamespace, osm.PayloadTypeBootstrap), machinecontroller.SecretDataKey)
 }
 
-// kubeletTokenID is the id of the MD's kubelet bootstrap token, read from the
-// bootstrap kubeconfig the node fetches.
-func kubeletTokenID(ctx context.Context, md string) (string, error) {
-	data, err := secretData(ctx, machinecontroller.KubeletBootstrapSecretName(md, testNamespace), machinecontroller.KubeconfigDataKey)
+// createMachine creates the boot's MachineSet and Machine as machine-controller
+// makes them: the MachineSet controlled by the MD, the Machine, named as the
+// node will be, by the MachineSet, both with the MD's template.
+func createMachine(ctx context.Context, b boot) error {
+	md, err := env.dynamic.Resource(mdResource).Namespace(testNamespace).Get(ctx, b.md, metav1.GetOptions{})
 	if err != nil {
-		return "", err
+		return err
 	}
-	cfg, err := clientcmd.Load(data)
+	template, _, err := unstructured.NestedMap(md.Object, "spec", "template")
 	if err != nil {
-		return "", fmt.Errorf("bootstrap kubeconfig of %s: %w", md, err)
+		return fmt.Errorf("MachineDeployment %s: %w", b.md, err)
 	}
-	for _, user := range cfg.AuthInfos {
-		if id, _, ok := strings.Cut(user.Token, "."); ok {
-			return id, nil
-		}
+	selector, _, _ := unstructured.NestedMap(md.Object, "spec", "selector")
+	msName := b.md + "-5d8f7"
+	ms := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.k8s.io/v1alpha1",
+		"kind":       "MachineSet",
+		"metadata": map[string]any{
+			"name": msName, "namespace": testNamespace,
+			"annotations":     map[string]any{machinecontroller.AnnotationMDRevision: "1"},
+			"ownerReferences": []any{controllerRef("MachineDeployment", b.md, string(md.GetUID()))},
+		},
+		"spec": map[string]any{"replicas": int64(1), "selector": selector, "template": template},
+	}}
+	ms, err = env.dynamic.Resource(msResource).Namespace(testNamespace).Create(ctx, ms, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("MachineSet %s: %w", msName, err)
 	}
-	return "", fmt.Errorf("bootstrap kubeconfig of %s: no bootstrap token", md)
+	labels, _, _ := unstructured.NestedMap(template, "metadata", "labels")
+	spec, _, _ := unstructured.NestedMap(template, "spec")
+	machine := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.k8s.io/v1alpha1",
+		"kind":       "Machine",
+		"metadata": map[string]any{
+			"name": b.node, "namespace": testNamespace, "labels": labels,
+			"ownerReferences": []any{controllerRef("MachineSet", msName, string(ms.GetUID()))},
+		},
+		"spec": spec,
+	}}
+	if _, err := env.dynamic.Resource(machineResource).Namespace(testNamespace).Create(ctx, machine, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("Machine %s: %w", b.node, err)
+	}
+	return nil
 }
 
-// kubeletCSRs are the issued client CSRs the bootstrap token tokenID made for
-// nodeName; an approved, issued CSR for another subject is an error.
-func kubeletCSRs(ctx context.Context, tokenID, nodeName string) (int, error) {
+func controllerRef(kind, name, uid string) map[string]any {
+	return map[string]any{"apiVersion": "cluster.k8s.io/v1alpha1", "kind": kind, "name": name, "uid": uid,
+		"controller": true, "blockOwnerDeletion": true}
+}
+
+// joinUser is the user the machine's join credential authenticates as.
+func joinUser(machine string) string {
+	return "system:serviceaccount:" + nodejoin.Namespace + ":" + nodejoin.AccountName(nodejoin.MachineKey{Namespace: testNamespace, Name: machine})
+}
+
+// kubeletCSRs are the issued client CSRs the join identity of machine made
+// for nodeName; an approved, issued CSR for another subject is an error.
+func kubeletCSRs(ctx context.Context, machine, nodeName string) (int, error) {
 	list, err := env.kube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, csr := range list.Items {
-		if csr.Spec.Username != "system:bootstrap:"+tokenID || csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
+		if csr.Spec.Username != joinUser(machine) || csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
 			continue
 		}
 		if !approved(csr) || len(csr.Status.Certificate) == 0 {
@@ -121,7 +162,7 @@ func kubeletCSRs(ctx context.Context, tokenID, nodeName string) (int, error) {
 			return 0, fmt.Errorf("CSR %s: %w", csr.Name, err)
 		}
 		if req.Subject.CommonName != "system:node:"+nodeName {
-			return 0, fmt.Errorf("CSR %s of the MD's token is for %q, want system:node:%s", csr.Name, req.Subject.CommonName, nodeName)
+			return 0, fmt.Errorf("CSR %s of the machine's join identity is for %q, want system:node:%s", csr.Name, req.Subject.CommonName, nodeName)
 		}
 		n++
 	}

@@ -27,11 +27,7 @@ func rebootNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, erro
 		return 0, err
 	}
 	started := startedAt(pod)
-	tokenID, err := kubeletTokenID(ctx, b.md)
-	if err != nil {
-		return 0, err
-	}
-	csrs, err := kubeletCSRs(ctx, tokenID, b.node)
+	csrs, err := kubeletCSRs(ctx, b.node, b.node)
 	if err != nil {
 		return 0, err
 	}
@@ -64,12 +60,12 @@ func rebootNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, erro
 	if err := checkNotRerun(ctx, vm); err != nil {
 		return 0, err
 	}
-	after, err := kubeletCSRs(ctx, tokenID, b.node)
+	after, err := kubeletCSRs(ctx, b.node, b.node)
 	if err != nil {
 		return 0, err
 	}
 	if after != csrs {
-		return 0, fmt.Errorf("the kubelet bootstrapped again: %d issued CSRs from the MD's token, %d before the reboot", after, csrs)
+		return 0, fmt.Errorf("the kubelet bootstrapped again: %d issued CSRs from the machine's join identity, %d before the reboot", after, csrs)
 	}
 	return readyAfter, nil
 }

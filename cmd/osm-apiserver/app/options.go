@@ -28,9 +28,10 @@ type ServeOptions struct {
 	Features       *genericoptions.FeatureOptions
 	Logs           *logsapi.LoggingConfiguration
 
-	Syncer  *options.SyncerFlags
-	Node    *options.NodeFlags
-	Cluster *options.ClusterFlags
+	Syncer      *options.SyncerFlags
+	MachineJoin *options.MachineJoinFlags
+	Node        *options.NodeFlags
+	Cluster     *options.ClusterFlags
 
 	// Kubeconfig is the management cluster: OperatingSystemProfiles, the
 	// APIService, delegated authentication and authorization.
@@ -65,6 +66,7 @@ func NewServeOptions() *ServeOptions {
 		Logs:              logsapi.NewLoggingConfiguration(),
 		Node:              options.NewNodeFlags(),
 		Syncer:            options.NewSyncerFlags(),
+		MachineJoin:       options.NewMachineJoinFlags(),
 		Cluster:           &options.ClusterFlags{},
 		Namespace:         "kube-system",
 		ServiceNamespace:  "kube-system",
@@ -88,6 +90,7 @@ func (o *ServeOptions) Flags() cliflag.NamedFlagSets {
 	o.addOSMFlags(fss.FlagSet("osm"))
 	o.Node.AddFlags(fss.FlagSet("node"))
 	o.Syncer.AddFlags(fss.FlagSet("syncer"))
+	o.MachineJoin.AddFlags(fss.FlagSet("machine join"))
 	o.Cluster.AddFlags(fss.FlagSet("cluster"))
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
@@ -117,6 +120,7 @@ func (o *ServeOptions) Validate() error {
 	errs = append(errs, o.Authorization.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Syncer.Validate()...)
+	errs = append(errs, o.MachineJoin.Validate()...)
 	if err := logsapi.Validate(o.Logs, nil, nil); len(err) > 0 {
 		errs = append(errs, err.ToAggregate())
 	}

@@ -58,6 +58,7 @@ func (o *ServeOptions) Config() (*server.Config, error) {
 		WatchHistory:      o.WatchHistory,
 	}
 	o.Syncer.ApplyTo(&cfg.Syncer)
+	o.MachineJoin.ApplyTo(&cfg.MachineJoin)
 	return cfg, nil
 }
 

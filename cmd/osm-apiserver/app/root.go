@@ -28,7 +28,7 @@ Secrets machine-controller waits for.`,
 	}
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.Flags().AddFlagSet(serve.Flags())
-	root.AddCommand(serve, newRenderCommand())
+	root.AddCommand(serve, newRenderCommand(), newMigrateCommand())
 	setSectionedHelp(root, serveFlags)
 	return root
 }

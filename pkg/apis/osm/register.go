@@ -37,6 +37,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&BootReport{},
 		&BootReportList{},
 		&BootStep{},
+		&MachineJoin{},
+		&ProfileReview{},
 	)
 	return nil
 }

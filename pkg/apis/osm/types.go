@@ -126,6 +126,41 @@ type OperatingSystemConfigStatus struct {
 	Pending string
 	// Machines counts the boot reports of the MD's machines; nil when none.
 	Machines *MachineSummary
+	// NodeJoin says how the MachineDeployment's nodes get their kubelet
+	// credentials; nil while the profile's templates are not known.
+	NodeJoin *NodeJoinStatus
+	// Overlays are the OperatingSystemProfileOverlays that shaped the config,
+	// in the order they were applied.
+	Overlays []OverlayReference
+}
+
+// NodeJoinMode is how nodes of a MachineDeployment get their kubelet credentials.
+type NodeJoinMode string
+
+// Node join modes.
+const (
+	// NodeJoinMachineJoin: each machine exchanges the credential of its
+	// user-data, once, for kubelet credentials bound to its own name (MachineJoin).
+	NodeJoinMachineJoin NodeJoinMode = "MachineJoin"
+	// NodeJoinCompatibility: nodes read the MachineDeployment's Secrets, as
+	// profiles written for upstream OSM do, with the kubelet bootstrap token
+	// that every machine of the MachineDeployment shares.
+	NodeJoinCompatibility NodeJoinMode = "Compatibility"
+)
+
+// NodeJoinStatus says how nodes join and what the credential in their user-data can do.
+type NodeJoinStatus struct {
+	// Mode is MachineJoin or Compatibility.
+	Mode NodeJoinMode
+	// Message says what a node reads with the credential of its user-data.
+	Message string
+}
+
+// OverlayReference identifies one generation of an OperatingSystemProfileOverlay.
+type OverlayReference struct {
+	Namespace  string
+	Name       string
+	Generation int64
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.
@@ -136,6 +171,9 @@ type ProfileReference struct {
 	Name string
 	// Version is the profile's spec.version.
 	Version string
+	// Defaulted says the MachineDeployment names no profile: this is the
+	// default profile of its operating system (see v1alpha1).
+	Defaulted bool
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -212,4 +250,37 @@ type ProvisioningPayloadList struct {
 	metav1.ListMeta
 
 	Items []ProvisioningPayload
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// MachineJoin is a booting node's request for the join credentials of the
+// machine named in its user-data (see v1alpha1). Nothing is stored as this
+// kind: the answer is in the status of the created object.
+type MachineJoin struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	Spec   MachineJoinSpec
+	Status MachineJoinStatus
+}
+
+// MachineJoinSpec names the machine and the boot asking.
+type MachineJoinSpec struct {
+	// MachineName is the Machine, in the request's namespace, the node boots as.
+	MachineName string
+	// BootID identifies the boot asking.
+	BootID string
+}
+
+// MachineJoinStatus is the answer: what the node needs to join as that machine.
+type MachineJoinStatus struct {
+	// Kubeconfig is the kubelet's bootstrap kubeconfig.
+	Kubeconfig []byte
+	// ExpirationTimestamp is when the token in Kubeconfig expires.
+	ExpirationTimestamp metav1.Time
+	// Provisioning is the provisioning user-data of the machine's MachineDeployment.
+	Provisioning []byte
+	// ProvisioningFormat is the format of Provisioning.
+	ProvisioningFormat PayloadFormat
 }

@@ -32,86 +32,678 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReport":                  schema_pkg_apis_osm_v1alpha1_BootReport(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportList":              schema_pkg_apis_osm_v1alpha1_BootReportList(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportSpec":              schema_pkg_apis_osm_v1alpha1_BootReportSpec(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStatus":            schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStep":              schema_pkg_apis_osm_v1alpha1_BootReportStep(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStep":                    schema_pkg_apis_osm_v1alpha1_BootStep(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec":                schema_pkg_apis_osm_v1alpha1_BootStepSpec(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus":              schema_pkg_apis_osm_v1alpha1_BootStepStatus(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudInitModule":             schema_pkg_apis_osm_v1alpha1_CloudInitModule(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudProviderSpec":           schema_pkg_apis_osm_v1alpha1_CloudProviderSpec(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.DropIn":                      schema_pkg_apis_osm_v1alpha1_DropIn(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.File":                        schema_pkg_apis_osm_v1alpha1_File(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContent":                 schema_pkg_apis_osm_v1alpha1_FileContent(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContentInline":           schema_pkg_apis_osm_v1alpha1_FileContentInline(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary":              schema_pkg_apis_osm_v1alpha1_MachineSummary(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OSCConfig":                   schema_pkg_apis_osm_v1alpha1_OSCConfig(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfig":       schema_pkg_apis_osm_v1alpha1_OperatingSystemConfig(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigList":   schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigList(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigSpec":   schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigSpec(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigStatus": schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference":            schema_pkg_apis_osm_v1alpha1_ProfileReference(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProvisioningPayload":         schema_pkg_apis_osm_v1alpha1_ProvisioningPayload(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProvisioningPayloadList":     schema_pkg_apis_osm_v1alpha1_ProvisioningPayloadList(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProvisioningPayloadSpec":     schema_pkg_apis_osm_v1alpha1_ProvisioningPayloadSpec(ref),
-		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.Unit":                        schema_pkg_apis_osm_v1alpha1_Unit(ref),
-		resource.Quantity{}.OpenAPIModelName():                                                     schema_apimachinery_pkg_api_resource_Quantity(ref),
-		v1.APIGroup{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_APIGroup(ref),
-		v1.APIGroupList{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_APIGroupList(ref),
-		v1.APIResource{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_APIResource(ref),
-		v1.APIResourceList{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_APIResourceList(ref),
-		v1.APIVersions{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_APIVersions(ref),
-		v1.ApplyOptions{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_ApplyOptions(ref),
-		v1.Condition{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_Condition(ref),
-		v1.CreateOptions{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_CreateOptions(ref),
-		v1.DeleteOptions{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_DeleteOptions(ref),
-		v1.Duration{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_Duration(ref),
-		v1.FieldSelectorRequirement{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
-		v1.FieldsV1{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_FieldsV1(ref),
-		v1.GetOptions{}.OpenAPIModelName():                                                         schema_pkg_apis_meta_v1_GetOptions(ref),
-		v1.GroupKind{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_GroupKind(ref),
-		v1.GroupResource{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_GroupResource(ref),
-		v1.GroupVersion{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_GroupVersion(ref),
-		v1.GroupVersionForDiscovery{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
-		v1.GroupVersionKind{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_GroupVersionKind(ref),
-		v1.GroupVersionResource{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_GroupVersionResource(ref),
-		v1.InternalEvent{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_InternalEvent(ref),
-		v1.LabelSelector{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_LabelSelector(ref),
-		v1.LabelSelectorRequirement{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
-		v1.List{}.OpenAPIModelName():                                                               schema_pkg_apis_meta_v1_List(ref),
-		v1.ListMeta{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_ListMeta(ref),
-		v1.ListOptions{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_ListOptions(ref),
-		v1.ManagedFieldsEntry{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
-		v1.MicroTime{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_MicroTime(ref),
-		v1.ObjectMeta{}.OpenAPIModelName():                                                         schema_pkg_apis_meta_v1_ObjectMeta(ref),
-		v1.OwnerReference{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_OwnerReference(ref),
-		v1.PartialObjectMetadata{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
-		v1.PartialObjectMetadataList{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
-		v1.Patch{}.OpenAPIModelName():                                                              schema_pkg_apis_meta_v1_Patch(ref),
-		v1.PatchOptions{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_PatchOptions(ref),
-		v1.Preconditions{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_Preconditions(ref),
-		v1.RootPaths{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_RootPaths(ref),
-		v1.ServerAddressByClientCIDR{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
-		v1.ShardInfo{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_ShardInfo(ref),
-		v1.Status{}.OpenAPIModelName():                                                             schema_pkg_apis_meta_v1_Status(ref),
-		v1.StatusCause{}.OpenAPIModelName():                                                        schema_pkg_apis_meta_v1_StatusCause(ref),
-		v1.StatusDetails{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_StatusDetails(ref),
-		v1.Table{}.OpenAPIModelName():                                                              schema_pkg_apis_meta_v1_Table(ref),
-		v1.TableColumnDefinition{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
-		v1.TableOptions{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_TableOptions(ref),
-		v1.TableRow{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_TableRow(ref),
-		v1.TableRowCondition{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_TableRowCondition(ref),
-		v1.Time{}.OpenAPIModelName():                                                               schema_pkg_apis_meta_v1_Time(ref),
-		v1.Timestamp{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_Timestamp(ref),
-		v1.TypeMeta{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_TypeMeta(ref),
-		v1.UpdateOptions{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_UpdateOptions(ref),
-		v1.WatchEvent{}.OpenAPIModelName():                                                         schema_pkg_apis_meta_v1_WatchEvent(ref),
-		runtime.RawExtension{}.OpenAPIModelName():                                                  schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
-		runtime.TypeMeta{}.OpenAPIModelName():                                                      schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
-		runtime.Unknown{}.OpenAPIModelName():                                                       schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
-		version.Info{}.OpenAPIModelName():                                                          schema_k8sio_apimachinery_pkg_version_Info(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.CloudInitModule":            schema_pkg_apis_operatingsystemmanager_v1alpha1_CloudInitModule(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.CloudProviderSpec":          schema_pkg_apis_operatingsystemmanager_v1alpha1_CloudProviderSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.ContainerRuntimeSpec":       schema_pkg_apis_operatingsystemmanager_v1alpha1_ContainerRuntimeSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.DropIn":                     schema_pkg_apis_operatingsystemmanager_v1alpha1_DropIn(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File":                       schema_pkg_apis_operatingsystemmanager_v1alpha1_File(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.FileContent":                schema_pkg_apis_operatingsystemmanager_v1alpha1_FileContent(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.FileContentInline":          schema_pkg_apis_operatingsystemmanager_v1alpha1_FileContentInline(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OSPConfig":                  schema_pkg_apis_operatingsystemmanager_v1alpha1_OSPConfig(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfile":     schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfile(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfileList": schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfileList(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfileSpec": schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfileSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.Unit":                       schema_pkg_apis_operatingsystemmanager_v1alpha1_Unit(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReport":                                    schema_pkg_apis_osm_v1alpha1_BootReport(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportList":                                schema_pkg_apis_osm_v1alpha1_BootReportList(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportSpec":                                schema_pkg_apis_osm_v1alpha1_BootReportSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStatus":                              schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStep":                                schema_pkg_apis_osm_v1alpha1_BootReportStep(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStep":                                      schema_pkg_apis_osm_v1alpha1_BootStep(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec":                                  schema_pkg_apis_osm_v1alpha1_BootStepSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus":                                schema_pkg_apis_osm_v1alpha1_BootStepStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudInitModule":                               schema_pkg_apis_osm_v1alpha1_CloudInitModule(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudProviderSpec":                             schema_pkg_apis_osm_v1alpha1_CloudProviderSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.DropIn":                                        schema_pkg_apis_osm_v1alpha1_DropIn(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.File":                                          schema_pkg_apis_osm_v1alpha1_File(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContent":                                   schema_pkg_apis_osm_v1alpha1_FileContent(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.FileContentInline":                             schema_pkg_apis_osm_v1alpha1_FileContentInline(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ItemReview":                                    schema_pkg_apis_osm_v1alpha1_ItemReview(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineDeploymentReview":                       schema_pkg_apis_osm_v1alpha1_MachineDeploymentReview(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoin":                                   schema_pkg_apis_osm_v1alpha1_MachineJoin(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinSpec":                               schema_pkg_apis_osm_v1alpha1_MachineJoinSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinStatus":                             schema_pkg_apis_osm_v1alpha1_MachineJoinStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary":                                schema_pkg_apis_osm_v1alpha1_MachineSummary(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus":                                schema_pkg_apis_osm_v1alpha1_NodeJoinStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OSCConfig":                                     schema_pkg_apis_osm_v1alpha1_OSCConfig(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfig":                         schema_pkg_apis_osm_v1alpha1_OperatingSystemConfig(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigList":                     schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigList(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigSpec":                     schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OperatingSystemConfigStatus":                   schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference":                              schema_pkg_apis_osm_v1alpha1_OverlayReference(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.PayloadReview":                                 schema_pkg_apis_osm_v1alpha1_PayloadReview(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference":                              schema_pkg_apis_osm_v1alpha1_ProfileReference(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReview":                                 schema_pkg_apis_osm_v1alpha1_ProfileReview(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReviewSpec":                             schema_pkg_apis_osm_v1alpha1_ProfileReviewSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReviewStatus":                           schema_pkg_apis_osm_v1alpha1_ProfileReviewStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProvisioningPayload":                           schema_pkg_apis_osm_v1alpha1_ProvisioningPayload(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProvisioningPayloadList":                       schema_pkg_apis_osm_v1alpha1_ProvisioningPayloadList(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProvisioningPayloadSpec":                       schema_pkg_apis_osm_v1alpha1_ProvisioningPayloadSpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.Unit":                                          schema_pkg_apis_osm_v1alpha1_Unit(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlay":            schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlay(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlayList":        schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlayList(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlaySpec":        schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlaySpec(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlayStatus":      schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlayStatus(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayConfig":                            schema_pkg_apis_overlays_v1alpha1_OverlayConfig(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayModules":                           schema_pkg_apis_overlays_v1alpha1_OverlayModules(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.UnitDropIn":                               schema_pkg_apis_overlays_v1alpha1_UnitDropIn(ref),
+		resource.Quantity{}.OpenAPIModelName():                                                                       schema_apimachinery_pkg_api_resource_Quantity(ref),
+		v1.APIGroup{}.OpenAPIModelName():                                                                             schema_pkg_apis_meta_v1_APIGroup(ref),
+		v1.APIGroupList{}.OpenAPIModelName():                                                                         schema_pkg_apis_meta_v1_APIGroupList(ref),
+		v1.APIResource{}.OpenAPIModelName():                                                                          schema_pkg_apis_meta_v1_APIResource(ref),
+		v1.APIResourceList{}.OpenAPIModelName():                                                                      schema_pkg_apis_meta_v1_APIResourceList(ref),
+		v1.APIVersions{}.OpenAPIModelName():                                                                          schema_pkg_apis_meta_v1_APIVersions(ref),
+		v1.ApplyOptions{}.OpenAPIModelName():                                                                         schema_pkg_apis_meta_v1_ApplyOptions(ref),
+		v1.Condition{}.OpenAPIModelName():                                                                            schema_pkg_apis_meta_v1_Condition(ref),
+		v1.CreateOptions{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_CreateOptions(ref),
+		v1.DeleteOptions{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_DeleteOptions(ref),
+		v1.Duration{}.OpenAPIModelName():                                                                             schema_pkg_apis_meta_v1_Duration(ref),
+		v1.FieldSelectorRequirement{}.OpenAPIModelName():                                                             schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
+		v1.FieldsV1{}.OpenAPIModelName():                                                                             schema_pkg_apis_meta_v1_FieldsV1(ref),
+		v1.GetOptions{}.OpenAPIModelName():                                                                           schema_pkg_apis_meta_v1_GetOptions(ref),
+		v1.GroupKind{}.OpenAPIModelName():                                                                            schema_pkg_apis_meta_v1_GroupKind(ref),
+		v1.GroupResource{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_GroupResource(ref),
+		v1.GroupVersion{}.OpenAPIModelName():                                                                         schema_pkg_apis_meta_v1_GroupVersion(ref),
+		v1.GroupVersionForDiscovery{}.OpenAPIModelName():                                                             schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
+		v1.GroupVersionKind{}.OpenAPIModelName():                                                                     schema_pkg_apis_meta_v1_GroupVersionKind(ref),
+		v1.GroupVersionResource{}.OpenAPIModelName():                                                                 schema_pkg_apis_meta_v1_GroupVersionResource(ref),
+		v1.InternalEvent{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_InternalEvent(ref),
+		v1.LabelSelector{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_LabelSelector(ref),
+		v1.LabelSelectorRequirement{}.OpenAPIModelName():                                                             schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
+		v1.List{}.OpenAPIModelName():                                                                                 schema_pkg_apis_meta_v1_List(ref),
+		v1.ListMeta{}.OpenAPIModelName():                                                                             schema_pkg_apis_meta_v1_ListMeta(ref),
+		v1.ListOptions{}.OpenAPIModelName():                                                                          schema_pkg_apis_meta_v1_ListOptions(ref),
+		v1.ManagedFieldsEntry{}.OpenAPIModelName():                                                                   schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
+		v1.MicroTime{}.OpenAPIModelName():                                                                            schema_pkg_apis_meta_v1_MicroTime(ref),
+		v1.ObjectMeta{}.OpenAPIModelName():                                                                           schema_pkg_apis_meta_v1_ObjectMeta(ref),
+		v1.OwnerReference{}.OpenAPIModelName():                                                                       schema_pkg_apis_meta_v1_OwnerReference(ref),
+		v1.PartialObjectMetadata{}.OpenAPIModelName():                                                                schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
+		v1.PartialObjectMetadataList{}.OpenAPIModelName():                                                            schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
+		v1.Patch{}.OpenAPIModelName():                                                                                schema_pkg_apis_meta_v1_Patch(ref),
+		v1.PatchOptions{}.OpenAPIModelName():                                                                         schema_pkg_apis_meta_v1_PatchOptions(ref),
+		v1.Preconditions{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_Preconditions(ref),
+		v1.RootPaths{}.OpenAPIModelName():                                                                            schema_pkg_apis_meta_v1_RootPaths(ref),
+		v1.ServerAddressByClientCIDR{}.OpenAPIModelName():                                                            schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
+		v1.ShardInfo{}.OpenAPIModelName():                                                                            schema_pkg_apis_meta_v1_ShardInfo(ref),
+		v1.Status{}.OpenAPIModelName():                                                                               schema_pkg_apis_meta_v1_Status(ref),
+		v1.StatusCause{}.OpenAPIModelName():                                                                          schema_pkg_apis_meta_v1_StatusCause(ref),
+		v1.StatusDetails{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_StatusDetails(ref),
+		v1.Table{}.OpenAPIModelName():                                                                                schema_pkg_apis_meta_v1_Table(ref),
+		v1.TableColumnDefinition{}.OpenAPIModelName():                                                                schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
+		v1.TableOptions{}.OpenAPIModelName():                                                                         schema_pkg_apis_meta_v1_TableOptions(ref),
+		v1.TableRow{}.OpenAPIModelName():                                                                             schema_pkg_apis_meta_v1_TableRow(ref),
+		v1.TableRowCondition{}.OpenAPIModelName():                                                                    schema_pkg_apis_meta_v1_TableRowCondition(ref),
+		v1.Time{}.OpenAPIModelName():                                                                                 schema_pkg_apis_meta_v1_Time(ref),
+		v1.Timestamp{}.OpenAPIModelName():                                                                            schema_pkg_apis_meta_v1_Timestamp(ref),
+		v1.TypeMeta{}.OpenAPIModelName():                                                                             schema_pkg_apis_meta_v1_TypeMeta(ref),
+		v1.UpdateOptions{}.OpenAPIModelName():                                                                        schema_pkg_apis_meta_v1_UpdateOptions(ref),
+		v1.WatchEvent{}.OpenAPIModelName():                                                                           schema_pkg_apis_meta_v1_WatchEvent(ref),
+		runtime.RawExtension{}.OpenAPIModelName():                                                                    schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
+		runtime.TypeMeta{}.OpenAPIModelName():                                                                        schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
+		runtime.Unknown{}.OpenAPIModelName():                                                                         schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		version.Info{}.OpenAPIModelName():                                                                            schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_CloudInitModule(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CloudInitModule holds the cloud-init modules a profile may set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bootcmd": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"rh_subscription": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"runcmd": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"yum_repos": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type: []string{"object"},
+										AdditionalProperties: &spec.SchemaOrBool{
+											Allows: true,
+											Schema: &spec.Schema{
+												SchemaProps: spec.SchemaProps{
+													Type:   []string{"string"},
+													Format: "",
+												},
+											},
+										},
+									},
+								},
+							},
+						},
+					},
+					"yum_repo_dir": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_CloudProviderSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CloudProviderSpec names a cloud provider and its optional settings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_ContainerRuntimeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerRuntimeSpec holds what a profile needs for one container runtime.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"files": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File"),
+									},
+								},
+							},
+						},
+					},
+					"templates": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "files"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File"},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_DropIn(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DropIn is a systemd drop-in of a unit.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"content": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+				},
+				Required: []string{"name", "content"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_File(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "File is a file written on the node.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"permissions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Permissions are octal digits written as a decimal number (644 means 0644).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"content": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.FileContent"),
+						},
+					},
+				},
+				Required: []string{"path", "content"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.FileContent"},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_FileContent(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FileContent is the content of a file.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"inline": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.FileContentInline"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.FileContentInline"},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_FileContentInline(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FileContentInline is content held in the profile itself.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"encoding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Encoding of the rendered data in the payload: \"b64\" or empty for plain text.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"data": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+				},
+				Required: []string{"data"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_OSPConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OSPConfig is one templated configuration of a profile.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"supportedContainerRuntimes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SupportedContainerRuntimes holds files and named templates per container runtime.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.ContainerRuntimeSpec"),
+									},
+								},
+							},
+						},
+					},
+					"templates": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Templates are named templates usable from files with {{ template \"name\" }}.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"units": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Units are systemd units.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.Unit"),
+									},
+								},
+							},
+						},
+					},
+					"files": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Files are written on the node.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File"),
+									},
+								},
+							},
+						},
+					},
+					"modules": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CloudInitModules are passed through to cloud-init.",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.CloudInitModule"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.CloudInitModule", "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.ContainerRuntimeSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File", "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.Unit"},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfile(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfile describes how to prepare one operating system for a Kubernetes node: templated files, systemd units and cloud-init modules.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfileSpec"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfileSpec", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfileList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfileList is a list of OperatingSystemProfiles.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfile"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfile", v1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfileSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfileSpec is the desired content of an OperatingSystemProfile.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"osName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OSName is the operating system this profile prepares.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"osVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OSVersion is the version of the operating system.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version of the profile itself; it must change whenever the spec changes.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"provisioningUtility": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProvisioningUtility applies the payloads on the node: cloud-init or ignition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"supportedCloudProviders": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SupportedCloudProviders lists the clouds this profile works on.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.CloudProviderSpec"),
+									},
+								},
+							},
+						},
+					},
+					"bootstrapConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootstrapConfig becomes the small bootstrap payload passed as VM user-data.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OSPConfig"),
+						},
+					},
+					"provisioningConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProvisioningConfig becomes the provisioning payload the bootstrap fetches.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OSPConfig"),
+						},
+					},
+				},
+				Required: []string{"osName", "osVersion", "version", "supportedCloudProviders", "bootstrapConfig", "provisioningConfig"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.CloudProviderSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OSPConfig"},
+	}
+}
+
+func schema_pkg_apis_operatingsystemmanager_v1alpha1_Unit(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Unit is a systemd unit.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"enable": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+					"mask": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"boolean"},
+							Format: "",
+						},
+					},
+					"content": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"dropIns": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.DropIn"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.DropIn"},
 	}
 }
 
@@ -794,6 +1386,318 @@ func schema_pkg_apis_osm_v1alpha1_FileContentInline(ref common.ReferenceCallback
 	}
 }
 
+func schema_pkg_apis_osm_v1alpha1_ItemReview(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ItemReview is one file, unit or module that changes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"config": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Config is bootstrap or provisioning.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is a file's path, a unit's name (unit/drop-in for a drop-in) or a module's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"change": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Change is Added, Removed or Changed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"diff": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Diff is a unified diff of the item's content (and, for a file, its permissions and encoding).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"config", "name", "change"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineDeploymentReview(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineDeploymentReview is what a candidate changes for one MachineDeployment. Contents are those of the OperatingSystemConfig, the view rendered from placeholders for every secret.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace of the MachineDeployment.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the MachineDeployment.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"changed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Changed says whether the MachineDeployment's payloads, the user-data of its new machines, would change.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error is the render error the candidate would cause, or leave: the MachineDeployment then keeps its current payloads.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"previousError": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreviousError is the render error the MachineDeployment has now.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pending": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pending says what the MachineDeployment's render waits for (its tokens, the cluster facts): it cannot be compared yet.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"overlays": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Overlays are the overlays that would shape the config.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference"),
+									},
+								},
+							},
+						},
+					},
+					"bootstrap": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bootstrap is the size of the bootstrap payload, the VM's user-data, before and after, and the cloud's limit.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.PayloadReview"),
+						},
+					},
+					"provisioning": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Provisioning is the size of the provisioning payload before and after.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.PayloadReview"),
+						},
+					},
+					"files": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Files added, removed or changed, by config and path.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ItemReview"),
+									},
+								},
+							},
+						},
+					},
+					"units": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Units and their drop-ins (unit/drop-in) added, removed or changed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ItemReview"),
+									},
+								},
+							},
+						},
+					},
+					"modules": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Modules are the cloud-init modules (runcmd, bootcmd, yum_repos, ...) added, removed or changed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ItemReview"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"namespace", "name", "changed", "bootstrap", "provisioning"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ItemReview", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.PayloadReview"},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineJoin(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineJoin is a booting node's request for the join credentials of the machine named in its user-data, made with the fetch credential of that user-data, like a TokenRequest: create-only, nothing is stored as this kind, and the answer is in the status of the created object. It is answered only for the caller's own MachineDeployment, in its namespace, while the Machine exists, has no Node, and has not been answered before (except again to the same boot, shortly after: a node whose answer got lost). Any other request is refused with 403 and the reason.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineJoinStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineJoinSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineJoinSpec names the machine and the boot asking.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"machineName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineName is the Machine (cluster.k8s.io/v1alpha1), in the request's namespace, the node boots as: machine-controller writes it into the user-data in place of <MACHINE_NAME>.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"bootID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootID identifies the boot asking: the node's /proc/sys/kernel/random/boot_id. A request of the same boot within the retry window after the first answer is answered again.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"machineName", "bootID"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_MachineJoinStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MachineJoinStatus is the answer: what the node needs to join as that machine.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kubeconfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kubeconfig is the kubelet's bootstrap kubeconfig: the API server, its CA and a token of the machine's join identity, good only for asking for a client certificate of the machine's node (osm-apiserver approves no other), until it expires or the node has registered.",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+					"expirationTimestamp": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExpirationTimestamp is when the token in Kubeconfig expires.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"provisioning": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Provisioning is the provisioning user-data of the machine's MachineDeployment, as the payload <machinedeployment>-provisioning.",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+					"provisioningFormat": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProvisioningFormat is the format of Provisioning: cloud-init or ignition.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_osm_v1alpha1_MachineSummary(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -830,6 +1734,36 @@ func schema_pkg_apis_osm_v1alpha1_MachineSummary(ref common.ReferenceCallback) c
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_NodeJoinStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodeJoinStatus says how nodes join and what the credential in their user-data can do.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"mode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mode is MachineJoin or Compatibility.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says what a node reads with the credential of its user-data.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"mode", "message"},
 			},
 		},
 	}
@@ -1107,11 +2041,117 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary"),
 						},
 					},
+					"nodeJoin": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeJoin says how the MachineDeployment's nodes get their kubelet credentials, and what the credential in their user-data can do; absent while the profile's templates are not known (the profile is missing or does not parse).",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus"),
+						},
+					},
+					"overlays": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Overlays are the OperatingSystemProfileOverlays that shaped the config, in the order they were applied (or that failed to, with renderError saying why).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference"),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_OverlayReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OverlayReference identifies one generation of an OperatingSystemProfileOverlay.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace of the overlay.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the overlay.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"generation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Generation of the overlay's spec that was applied.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"namespace", "name", "generation"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_PayloadReview(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PayloadReview compares the sizes of one payload.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sizeBefore": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SizeBefore is the payload's size now, in bytes (0: it has none).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"sizeAfter": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SizeAfter is its size with the candidate (0: it would have none).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"userDataLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UserDataLimit is the cloud's user-data limit a bootstrap payload must fit; 0 when there is none or it is not known.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"overLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OverLimit says the payload would exceed the cloud's limit: the cloud would refuse new machines.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"sizeBefore", "sizeAfter"},
+			},
+		},
 	}
 }
 
@@ -1143,9 +2183,162 @@ func schema_pkg_apis_osm_v1alpha1_ProfileReference(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"defaulted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Defaulted is true when the MachineDeployment names no profile (annotation k8c.io/operating-system-profile): this is the default profile of its operating system (osp-<os>; osp-flatcar-cloud-init for Flatcar on Anexia with cloud-init), the one upstream OSM's webhook would have set.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_ProfileReview(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProfileReview previews a change before it rolls, as a SubjectAccessReview answers a question: create one with a candidate OperatingSystemProfile or OperatingSystemProfileOverlay in its spec, and the answer, in its status, says for every MachineDeployment the candidate would reach (and the caller may read) what would change in its rendered config and payloads. Nothing is stored.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReviewSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReviewStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReviewSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReviewStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_ProfileReviewSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProfileReviewSpec holds the candidate: exactly one of operatingSystemProfile and overlay.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"operatingSystemProfile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OperatingSystemProfile is the candidate profile: it takes the place of the profile of its namespace (kube-system if empty) and name, or is added, for the review only.",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfile"),
+						},
+					},
+					"overlay": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Overlay is the candidate overlay: it takes the place of the overlay of its namespace and name, or is added, for the review only.",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlay"),
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace narrows the review to the MachineDeployments of one namespace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"machineDeploymentSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeploymentSelector narrows the review to the MachineDeployments with these labels.",
+							Ref:         ref(v1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfile", "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlay", v1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_ProfileReviewStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProfileReviewStatus is the answer: one review per MachineDeployment, by namespace and name.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"reviewed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reviewed is how many MachineDeployments the candidate reaches that the caller may read: only those are reviewed (and named).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"changed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Changed is how many of them would get other payloads.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"failed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Failed is how many of them would fail to render (and keep their current payloads).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"machineDeployments": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeployments are the reviews.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineDeploymentReview"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"reviewed", "changed", "failed"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineDeploymentReview"},
 	}
 }
 
@@ -1370,6 +2563,439 @@ func schema_pkg_apis_osm_v1alpha1_Unit(ref common.ReferenceCallback) common.Open
 		},
 		Dependencies: []string{
 			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.DropIn"},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlay(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfileOverlay adds files, units, drop-ins and cloud-init commands to the OperatingSystemProfiles it names, or replaces some of theirs, for the MachineDeployments it selects: an extra CA, NTP servers or a registry mirror without a copy of the profile.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlaySpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlayStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlaySpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlayStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlayList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfileOverlayList is a list of OperatingSystemProfileOverlays.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlay"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OperatingSystemProfileOverlay", v1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlaySpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfileOverlaySpec says what an overlay applies to and what it adds or replaces.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"profiles": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Profiles are the OperatingSystemProfiles the overlay extends: \"name\" (a profile of that name in any namespace) or \"namespace/name\".",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"machineDeploymentSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeploymentSelector selects MachineDeployments by their labels; empty selects every MachineDeployment of the profiles.",
+							Ref:         ref(v1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"namespaces": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespaces are the namespaces whose MachineDeployments the overlay selects. Only an overlay in osm-apiserver's own namespace (--namespace, kube-system by default) may name others than its own; there, empty means every namespace. Elsewhere an overlay selects MachineDeployments of its own namespace only, and naming another makes it invalid.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"bootstrapConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootstrapConfig extends the profiles' bootstrap configuration: what the VM gets as user-data, so mind the cloud's size limit.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayConfig"),
+						},
+					},
+					"provisioningConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProvisioningConfig extends the profiles' provisioning configuration.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayConfig"),
+						},
+					},
+				},
+				Required: []string{"profiles"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayConfig", v1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_OperatingSystemProfileOverlayStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OperatingSystemProfileOverlayStatus is what osm-apiserver found when it applied the overlay.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation the status is of.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"machineDeployments": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeployments is how many MachineDeployments the overlay selects.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions: Ready says whether the overlay applies to every MachineDeployment it selects, or why not (Invalid, Conflict, RenderFailed), naming the first MachineDeployments it fails for.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_OverlayConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OverlayConfig is what an overlay adds to one configuration of a profile.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"templates": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Templates are named templates the overlay's files (and the profile's) may call with {{ template \"name\" }}; one named as a template of the profile replaces it.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"files": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"path",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Files are added; one with the path of a profile's file replaces it. Their content is a template, executed as a profile's file is: with the same data and functions, within the same render budget.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File"),
+									},
+								},
+							},
+						},
+					},
+					"units": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Units are systemd units, added; one named as a profile's unit replaces it. Their content is not a template, as a profile's unit's is not. On operating systems other than Flatcar, whose cloud-init does not write units, a unit is written as a file in /etc/systemd/system (drop-ins in <unit>.d/) and enabled or masked by commands after the profile's.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.Unit"),
+									},
+								},
+							},
+						},
+					},
+					"dropIns": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"unit",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DropIns are added to the unit they name, which the profile (or the overlay) may or may not define; one with a name the unit's drop-ins have replaces it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.UnitDropIn"),
+									},
+								},
+							},
+						},
+					},
+					"modules": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Modules are cloud-init modules: commands are appended to the profile's, yum repositories added (one of the same name replaces the profile's).",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayModules"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.File", "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.Unit", "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.OverlayModules", "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1.UnitDropIn"},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_OverlayModules(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OverlayModules are the cloud-init modules an overlay may extend.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bootcmd": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "BootCMD commands run early on every boot, after the profile's.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"runcmd": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "RunCMD commands run once, at the end of the first boot, after the profile's.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"yum_repos": {
+						SchemaProps: spec.SchemaProps{
+							Description: "YumRepos are yum repositories by name (EL distributions).",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type: []string{"object"},
+										AdditionalProperties: &spec.SchemaOrBool{
+											Allows: true,
+											Schema: &spec.Schema{
+												SchemaProps: spec.SchemaProps{
+													Type:   []string{"string"},
+													Format: "",
+												},
+											},
+										},
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_overlays_v1alpha1_UnitDropIn(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UnitDropIn is a systemd drop-in for one unit.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"unit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Unit is the name of the unit, e.g. containerd.service.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the drop-in file, e.g. 10-proxy.conf.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"content": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Content of the drop-in file.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"unit", "name", "content"},
+			},
+		},
 	}
 }
 

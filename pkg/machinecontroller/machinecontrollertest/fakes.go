@@ -1,5 +1,6 @@
-// Package machinecontrollertest has fakes for tests: MachineDeployments and a
-// Lister over a slice.
+// Package machinecontrollertest has fakes for tests: MachineDeployments, a
+// Lister over a slice, and MachineSets and Machines as machine-controller
+// makes them.
 package machinecontrollertest
 
 import (
@@ -69,7 +70,7 @@ func (l Lister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment,
 func (l Lister) UsingProfile(p machinecontroller.Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
 	var out []*clusterv1alpha1.MachineDeployment
 	for _, md := range l {
-		if got, ok := machinecontroller.ProfileOf(md, ProfileNamespace); ok && got == p {
+		if got, err := machinecontroller.ProfileOf(md, ProfileNamespace); err == nil && got.String() == p.String() {
 			out = append(out, md)
 		}
 	}
@@ -85,4 +86,40 @@ func (l Lister) SharingSecretNames(ref machinecontroller.Ref) ([]*clusterv1alpha
 		}
 	}
 	return out, nil
+}
+
+// MachineSet returns md's MachineSet name as machine-controller makes it:
+// controlled by md, with md's revision and template.
+func MachineSet(md *clusterv1alpha1.MachineDeployment, name string) *clusterv1alpha1.MachineSet {
+	return &clusterv1alpha1.MachineSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: md.Namespace, Name: name, UID: types.UID(md.Namespace + "-" + name),
+			Labels:          md.Spec.Template.Labels,
+			Annotations:     map[string]string{machinecontroller.AnnotationMDRevision: md.Annotations[machinecontroller.AnnotationMDRevision]},
+			OwnerReferences: []metav1.OwnerReference{controllerRef("MachineDeployment", md.Name, md.UID)},
+		},
+		Spec: clusterv1alpha1.MachineSetSpec{Template: md.Spec.Template},
+	}
+}
+
+// Machine returns ms's Machine name as machine-controller makes it:
+// controlled by ms, with the template's labels and spec.
+func Machine(ms *clusterv1alpha1.MachineSet, name string) *clusterv1alpha1.Machine {
+	return &clusterv1alpha1.Machine{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ms.Namespace, Name: name, UID: types.UID(ms.Namespace + "-" + name),
+			Labels:            ms.Spec.Template.Labels,
+			CreationTimestamp: metav1.Unix(1700000000, 0),
+			OwnerReferences:   []metav1.OwnerReference{controllerRef("MachineSet", ms.Name, ms.UID)},
+		},
+		Spec: ms.Spec.Template.Spec,
+	}
+}
+
+func controllerRef(kind, name string, uid types.UID) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion: clusterv1alpha1.SchemeGroupVersion.String(), Kind: kind, Name: name, UID: uid,
+		Controller: &yes, BlockOwnerDeletion: &yes,
+	}
 }

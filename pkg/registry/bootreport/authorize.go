@@ -6,8 +6,6 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authentication/user"
-
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // authorize returns the MachineDeployment of machine when u may report its
@@ -29,8 +27,8 @@ func (r *StepREST) authorize(u user.Info, namespace, machine string) (*clusterv1
 		return nil, forbidden("the caller is the fetch credential of machinedeployment %s, not of one in namespace %s", ref, namespace)
 	}
 	md, err := r.cfg.MachineDeployments.Get(ref.Namespace, ref.Name)
-	if err != nil || !machinecontroller.HasProfile(md) || md.DeletionTimestamp != nil {
-		return nil, forbidden("machinedeployment %s is gone or names no OperatingSystemProfile", ref)
+	if err != nil || md.DeletionTimestamp != nil {
+		return nil, forbidden("machinedeployment %s is gone", ref)
 	}
 	owner, err := r.cfg.Machines.Owner(namespace, machine)
 	switch {

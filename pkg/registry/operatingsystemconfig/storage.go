@@ -1,5 +1,5 @@
 // Package operatingsystemconfig serves OperatingSystemConfigs: one virtual,
-// read-only object per MachineDeployment that names a profile, rendered on
+// read-only object per MachineDeployment (its profile named or defaulted), rendered on
 // request from the informer caches (and the render cache).
 package operatingsystemconfig
 
@@ -118,6 +118,8 @@ func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv 
 			ProvisioningPayloadSize:   out.Provisioning.Size,
 			RenderError:               registry.ErrorMessage(renderErr),
 			Pending:                   pending,
+			NodeJoin:                  resolve.NodeJoinStatus(out.NodeJoin),
+			Overlays:                  out.Overlays,
 		},
 	}
 }

@@ -25,7 +25,6 @@ func newTestREST() (*REST, *changefeedtest.Feed) {
 	mds := machinecontrollertest.Lister{
 		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", map[string]string{"pool": "x"}),
 		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
-		machinecontrollertest.MD("a", "plain", "", nil),
 		machinecontrollertest.MD("b", "flatcar", "osp-flatcar", map[string]string{"pool": "y"}),
 	}
 	feed := changefeedtest.New(10)
@@ -53,7 +52,6 @@ func TestGet(t *testing.T) {
 		{name: "render error is in the status, not an error", namespace: "a", object: "broken", wantError: registrytest.ErrBroken.Error()},
 		{name: "unknown name", namespace: "a", object: "nope", wantNotFound: true},
 		{name: "other namespace", namespace: "b", object: "ubuntu", wantNotFound: true},
-		{name: "MD without a profile has no config", namespace: "a", object: "plain", wantNotFound: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,6 +157,14 @@ func TestConvertToTable(t *testing.T) {
 	}
 	if got := broken[8].(string); got != "-" {
 		t.Errorf("machines of an MD without reports = %q", got)
+	}
+	if got := ubuntu[10].(string); got != "-" {
+		t.Errorf("overlays = %q, want -", got)
+	}
+	osc := &osm.OperatingSystemConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pool"}}
+	osc.Status.Overlays = []osm.OverlayReference{{Namespace: "kube-system", Name: "company-ca", Generation: 2}, {Namespace: "team-a", Name: "ntp", Generation: 1}}
+	if got := overlayNames(osc); got != "kube-system/company-ca,ntp" {
+		t.Errorf("overlays = %q", got)
 	}
 	if _, err := r.ConvertToTable(context.Background(), &osm.ProvisioningPayload{}, nil); err == nil {
 		t.Error("a payload converted to an OSC table")

@@ -17,13 +17,15 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "OS", Type: "string", Description: "Operating system."},
 	{Name: "OS Version", Type: "string", Description: "Version of the operating system."},
 	{Name: "Cloud", Type: "string", Description: "Cloud provider of the MachineDeployment."},
-	{Name: "Profile", Type: "string", Description: "OperatingSystemProfile and its version, as name@version."},
+	{Name: "Profile", Type: "string", Description: "OperatingSystemProfile and its version, as name@version; \"(default)\" when the MachineDeployment names none and gets its operating system's default."},
 	{Name: "Utility", Type: "string", Description: "Provisioning utility: cloud-init or ignition."},
 	{Name: "Bootstrap", Type: "string", Description: "Size of the bootstrap user-data."},
 	{Name: "Provisioning", Type: "string", Description: "Size of the provisioning user-data."},
 	{Name: "Machines", Type: "string", Description: "Boot reports of the MachineDeployment's machines: provisioned with its current revision, with an older one, failed, under way."},
 	{Name: "Status", Type: "string", Description: "Rendered, Pending and what the config waits for, or the render error."},
+	{Name: "Overlays", Type: "string", Description: "OperatingSystemProfileOverlays that shaped the config, in the order applied (namespace/ for those of another namespace); - for none."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
+	{Name: "Join", Type: "string", Priority: 1, Description: "How nodes get their kubelet credentials: MachineJoin, or Compatibility (they read the MachineDeployment's Secrets)."},
 }
 
 // ConvertToTable implements rest.TableConvertor.
@@ -52,7 +54,13 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 	if osc.Status.Profile.Version != "" {
 		profile += "@" + osc.Status.Profile.Version
 	}
-	bootstrap, provisioning := "-", "-"
+	if osc.Status.Profile.Defaulted {
+		profile += " (default)"
+	}
+	bootstrap, provisioning, join := "-", "-", "-"
+	if osc.Status.NodeJoin != nil {
+		join = string(osc.Status.NodeJoin.Mode)
+	}
 	switch {
 	case osc.Status.RenderError != "":
 		status = "Error: " + registry.Short(osc.Status.RenderError)
@@ -77,7 +85,9 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			provisioning,
 			machines(osc.Status.Machines),
 			status,
+			overlayNames(osc),
 			registry.Age(osc.CreationTimestamp),
+			join,
 		},
 		Object: runtime.RawExtension{Object: osc},
 	})
@@ -99,4 +109,20 @@ func machines(m *osm.MachineSummary) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// overlayNames are the overlays of an OSC for a table cell: the names of
+// those of the MD's namespace, namespace/name of the others.
+func overlayNames(osc *osm.OperatingSystemConfig) string {
+	if len(osc.Status.Overlays) == 0 {
+		return "-"
+	}
+	names := make([]string, len(osc.Status.Overlays))
+	for i, o := range osc.Status.Overlays {
+		names[i] = o.Name
+		if o.Namespace != osc.Namespace {
+			names[i] = o.Namespace + "/" + o.Name
+		}
+	}
+	return registry.Short(strings.Join(names, ","))
 }

@@ -1,5 +1,5 @@
 // Package provisioningpayload serves ProvisioningPayloads: the bootstrap and
-// provisioning user-data of every MachineDeployment that names a profile, exactly
+// provisioning user-data of every MachineDeployment that has them, exactly
 // as the Secrets machine-controller reads hold them. It is a resource apart from
 // operatingsystemconfigs so that RBAC can show configs without the tokens inside
 // payloads.

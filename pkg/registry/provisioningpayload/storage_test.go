@@ -26,7 +26,6 @@ func newTestREST() (*REST, *changefeedtest.Feed) {
 		machinecontrollertest.MD("a", "ubuntu", "osp-ubuntu", nil),
 		machinecontrollertest.MD("a", "broken", "osp-broken", nil),
 		machinecontrollertest.MD("a", "x-bootstrap", "osp-ubuntu", nil),
-		machinecontrollertest.MD("a", "plain", "", nil),
 	}
 	feed := changefeedtest.New(10)
 	renderer := &registrytest.Resolver{Errors: map[string]error{"broken": registrytest.ErrBroken}}
@@ -46,7 +45,6 @@ func TestGet(t *testing.T) {
 		{name: "MD named like a payload", object: "x-bootstrap-provisioning", wantType: osm.PayloadTypeProvisioning},
 		{name: "no type suffix", object: "ubuntu", wantStatus: http.StatusNotFound},
 		{name: "unknown MD", object: "nope-bootstrap", wantStatus: http.StatusNotFound},
-		{name: "MD without a profile", object: "plain-bootstrap", wantStatus: http.StatusNotFound},
 		{name: "render error is a 500 with the message", object: "broken-bootstrap", wantStatus: http.StatusInternalServerError},
 	}
 	for _, tc := range tests {

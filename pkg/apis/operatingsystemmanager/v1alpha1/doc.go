@@ -3,5 +3,6 @@
 // Operating System Manager CRD so that existing profiles apply unchanged.
 //
 // +k8s:deepcopy-gen=package
+// +k8s:openapi-gen=true
 // +groupName=operatingsystemmanager.k8c.io
 package v1alpha1

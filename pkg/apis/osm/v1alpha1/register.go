@@ -39,6 +39,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&BootReport{},
 		&BootReportList{},
 		&BootStep{},
+		&MachineJoin{},
+		&ProfileReview{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

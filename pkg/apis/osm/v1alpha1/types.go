@@ -158,6 +158,56 @@ type OperatingSystemConfigStatus struct {
 	// under way. Absent when no machine reported.
 	// +optional
 	Machines *MachineSummary `json:"machines,omitempty"`
+	// NodeJoin says how the MachineDeployment's nodes get their kubelet
+	// credentials, and what the credential in their user-data can do; absent
+	// while the profile's templates are not known (the profile is missing or
+	// does not parse).
+	// +optional
+	NodeJoin *NodeJoinStatus `json:"nodeJoin,omitempty"`
+	// Overlays are the OperatingSystemProfileOverlays that shaped the
+	// config, in the order they were applied (or that failed to, with
+	// renderError saying why).
+	// +optional
+	// +listType=atomic
+	Overlays []OverlayReference `json:"overlays,omitempty"`
+}
+
+// NodeJoinMode is how nodes of a MachineDeployment get their kubelet credentials.
+type NodeJoinMode string
+
+// Node join modes.
+const (
+	// NodeJoinMachineJoin: the profile's bootstrap posts a MachineJoin. Each
+	// machine exchanges the fetch credential of its user-data, once, for a
+	// short-lived kubelet bootstrap credential that can become only the node
+	// of that machine; the MachineDeployment has no kubelet bootstrap token and
+	// its fetch credential reads no Secret.
+	NodeJoinMachineJoin NodeJoinMode = "MachineJoin"
+	// NodeJoinCompatibility: the profile reads the MachineDeployment's Secrets
+	// with the fetch credential (.Token), as profiles written for upstream OSM
+	// do: the provisioning payload and the kubelet bootstrap kubeconfig, whose
+	// bootstrap token every machine of the MachineDeployment shares and which
+	// can ask for a client certificate of any node name while the
+	// MachineDeployment exists. Weaker than MachineJoin.
+	NodeJoinCompatibility NodeJoinMode = "Compatibility"
+)
+
+// NodeJoinStatus says how nodes join and what the credential in their user-data can do.
+type NodeJoinStatus struct {
+	// Mode is MachineJoin or Compatibility.
+	Mode NodeJoinMode `json:"mode"`
+	// Message says what a node reads with the credential of its user-data.
+	Message string `json:"message"`
+}
+
+// OverlayReference identifies one generation of an OperatingSystemProfileOverlay.
+type OverlayReference struct {
+	// Namespace of the overlay.
+	Namespace string `json:"namespace"`
+	// Name of the overlay.
+	Name string `json:"name"`
+	// Generation of the overlay's spec that was applied.
+	Generation int64 `json:"generation"`
 }
 
 // ProfileReference identifies one revision of an OperatingSystemProfile.
@@ -168,6 +218,12 @@ type ProfileReference struct {
 	Name string `json:"name,omitempty"`
 	// Version is the profile's spec.version.
 	Version string `json:"version,omitempty"`
+	// Defaulted is true when the MachineDeployment names no profile (annotation
+	// k8c.io/operating-system-profile): this is the default profile of its
+	// operating system (osp-<os>; osp-flatcar-cloud-init for Flatcar on Anexia
+	// with cloud-init), the one upstream OSM's webhook would have set.
+	// +optional
+	Defaulted bool `json:"defaulted,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -249,4 +305,57 @@ type ProvisioningPayloadList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []ProvisioningPayload `json:"items"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +genclient
+// +genclient:onlyVerbs=create
+
+// MachineJoin is a booting node's request for the join credentials of the
+// machine named in its user-data, made with the fetch credential of that
+// user-data, like a TokenRequest: create-only, nothing is stored as this kind,
+// and the answer is in the status of the created object. It is answered only
+// for the caller's own MachineDeployment, in its namespace, while the Machine
+// exists, has no Node, and has not been answered before (except again to the
+// same boot, shortly after: a node whose answer got lost). Any other request
+// is refused with 403 and the reason.
+type MachineJoin struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec MachineJoinSpec `json:"spec"`
+	// +optional
+	Status MachineJoinStatus `json:"status,omitempty"`
+}
+
+// MachineJoinSpec names the machine and the boot asking.
+type MachineJoinSpec struct {
+	// MachineName is the Machine (cluster.k8s.io/v1alpha1), in the request's
+	// namespace, the node boots as: machine-controller writes it into the
+	// user-data in place of <MACHINE_NAME>.
+	MachineName string `json:"machineName"`
+	// BootID identifies the boot asking: the node's
+	// /proc/sys/kernel/random/boot_id. A request of the same boot within the
+	// retry window after the first answer is answered again.
+	BootID string `json:"bootID"`
+}
+
+// MachineJoinStatus is the answer: what the node needs to join as that machine.
+type MachineJoinStatus struct {
+	// Kubeconfig is the kubelet's bootstrap kubeconfig: the API server, its CA
+	// and a token of the machine's join identity, good only for asking for a
+	// client certificate of the machine's node (osm-apiserver approves no
+	// other), until it expires or the node has registered.
+	// +optional
+	Kubeconfig []byte `json:"kubeconfig,omitempty"`
+	// ExpirationTimestamp is when the token in Kubeconfig expires.
+	// +optional
+	ExpirationTimestamp metav1.Time `json:"expirationTimestamp,omitempty"`
+	// Provisioning is the provisioning user-data of the machine's
+	// MachineDeployment, as the payload <machinedeployment>-provisioning.
+	// +optional
+	Provisioning []byte `json:"provisioning,omitempty"`
+	// ProvisioningFormat is the format of Provisioning: cloud-init or ignition.
+	// +optional
+	ProvisioningFormat PayloadFormat `json:"provisioningFormat,omitempty"`
 }

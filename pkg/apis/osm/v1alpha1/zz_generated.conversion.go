@@ -176,6 +176,56 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ItemReview)(nil), (*osm.ItemReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ItemReview_To_osm_ItemReview(a.(*ItemReview), b.(*osm.ItemReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.ItemReview)(nil), (*ItemReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_ItemReview_To_v1alpha1_ItemReview(a.(*osm.ItemReview), b.(*ItemReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MachineDeploymentReview)(nil), (*osm.MachineDeploymentReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_MachineDeploymentReview_To_osm_MachineDeploymentReview(a.(*MachineDeploymentReview), b.(*osm.MachineDeploymentReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.MachineDeploymentReview)(nil), (*MachineDeploymentReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_MachineDeploymentReview_To_v1alpha1_MachineDeploymentReview(a.(*osm.MachineDeploymentReview), b.(*MachineDeploymentReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MachineJoin)(nil), (*osm.MachineJoin)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_MachineJoin_To_osm_MachineJoin(a.(*MachineJoin), b.(*osm.MachineJoin), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.MachineJoin)(nil), (*MachineJoin)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_MachineJoin_To_v1alpha1_MachineJoin(a.(*osm.MachineJoin), b.(*MachineJoin), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MachineJoinSpec)(nil), (*osm.MachineJoinSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_MachineJoinSpec_To_osm_MachineJoinSpec(a.(*MachineJoinSpec), b.(*osm.MachineJoinSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.MachineJoinSpec)(nil), (*MachineJoinSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_MachineJoinSpec_To_v1alpha1_MachineJoinSpec(a.(*osm.MachineJoinSpec), b.(*MachineJoinSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*MachineJoinStatus)(nil), (*osm.MachineJoinStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_MachineJoinStatus_To_osm_MachineJoinStatus(a.(*MachineJoinStatus), b.(*osm.MachineJoinStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.MachineJoinStatus)(nil), (*MachineJoinStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_MachineJoinStatus_To_v1alpha1_MachineJoinStatus(a.(*osm.MachineJoinStatus), b.(*MachineJoinStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*MachineSummary)(nil), (*osm.MachineSummary)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_MachineSummary_To_osm_MachineSummary(a.(*MachineSummary), b.(*osm.MachineSummary), scope)
 	}); err != nil {
@@ -183,6 +233,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*osm.MachineSummary)(nil), (*MachineSummary)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_osm_MachineSummary_To_v1alpha1_MachineSummary(a.(*osm.MachineSummary), b.(*MachineSummary), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*NodeJoinStatus)(nil), (*osm.NodeJoinStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_NodeJoinStatus_To_osm_NodeJoinStatus(a.(*NodeJoinStatus), b.(*osm.NodeJoinStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.NodeJoinStatus)(nil), (*NodeJoinStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_NodeJoinStatus_To_v1alpha1_NodeJoinStatus(a.(*osm.NodeJoinStatus), b.(*NodeJoinStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -236,6 +296,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*OverlayReference)(nil), (*osm.OverlayReference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_OverlayReference_To_osm_OverlayReference(a.(*OverlayReference), b.(*osm.OverlayReference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.OverlayReference)(nil), (*OverlayReference)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_OverlayReference_To_v1alpha1_OverlayReference(a.(*osm.OverlayReference), b.(*OverlayReference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PayloadReview)(nil), (*osm.PayloadReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PayloadReview_To_osm_PayloadReview(a.(*PayloadReview), b.(*osm.PayloadReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.PayloadReview)(nil), (*PayloadReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_PayloadReview_To_v1alpha1_PayloadReview(a.(*osm.PayloadReview), b.(*PayloadReview), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*ProfileReference)(nil), (*osm.ProfileReference)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_ProfileReference_To_osm_ProfileReference(a.(*ProfileReference), b.(*osm.ProfileReference), scope)
 	}); err != nil {
@@ -243,6 +323,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*osm.ProfileReference)(nil), (*ProfileReference)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_osm_ProfileReference_To_v1alpha1_ProfileReference(a.(*osm.ProfileReference), b.(*ProfileReference), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ProfileReview)(nil), (*osm.ProfileReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ProfileReview_To_osm_ProfileReview(a.(*ProfileReview), b.(*osm.ProfileReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.ProfileReview)(nil), (*ProfileReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_ProfileReview_To_v1alpha1_ProfileReview(a.(*osm.ProfileReview), b.(*ProfileReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ProfileReviewSpec)(nil), (*osm.ProfileReviewSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ProfileReviewSpec_To_osm_ProfileReviewSpec(a.(*ProfileReviewSpec), b.(*osm.ProfileReviewSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.ProfileReviewSpec)(nil), (*ProfileReviewSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_ProfileReviewSpec_To_v1alpha1_ProfileReviewSpec(a.(*osm.ProfileReviewSpec), b.(*ProfileReviewSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ProfileReviewStatus)(nil), (*osm.ProfileReviewStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ProfileReviewStatus_To_osm_ProfileReviewStatus(a.(*ProfileReviewStatus), b.(*osm.ProfileReviewStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*osm.ProfileReviewStatus)(nil), (*ProfileReviewStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_osm_ProfileReviewStatus_To_v1alpha1_ProfileReviewStatus(a.(*osm.ProfileReviewStatus), b.(*ProfileReviewStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -595,6 +705,124 @@ func Convert_osm_FileContentInline_To_v1alpha1_FileContentInline(in *osm.FileCon
 	return autoConvert_osm_FileContentInline_To_v1alpha1_FileContentInline(in, out, s)
 }
 
+func autoConvert_v1alpha1_ItemReview_To_osm_ItemReview(in *ItemReview, out *osm.ItemReview, s conversion.Scope) error {
+	*out = *(*osm.ItemReview)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ItemReview_To_osm_ItemReview is an autogenerated conversion function.
+func Convert_v1alpha1_ItemReview_To_osm_ItemReview(in *ItemReview, out *osm.ItemReview, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ItemReview_To_osm_ItemReview(in, out, s)
+}
+
+func autoConvert_osm_ItemReview_To_v1alpha1_ItemReview(in *osm.ItemReview, out *ItemReview, s conversion.Scope) error {
+	*out = *(*ItemReview)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_ItemReview_To_v1alpha1_ItemReview is an autogenerated conversion function.
+func Convert_osm_ItemReview_To_v1alpha1_ItemReview(in *osm.ItemReview, out *ItemReview, s conversion.Scope) error {
+	return autoConvert_osm_ItemReview_To_v1alpha1_ItemReview(in, out, s)
+}
+
+func autoConvert_v1alpha1_MachineDeploymentReview_To_osm_MachineDeploymentReview(in *MachineDeploymentReview, out *osm.MachineDeploymentReview, s conversion.Scope) error {
+	*out = *(*osm.MachineDeploymentReview)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_MachineDeploymentReview_To_osm_MachineDeploymentReview is an autogenerated conversion function.
+func Convert_v1alpha1_MachineDeploymentReview_To_osm_MachineDeploymentReview(in *MachineDeploymentReview, out *osm.MachineDeploymentReview, s conversion.Scope) error {
+	return autoConvert_v1alpha1_MachineDeploymentReview_To_osm_MachineDeploymentReview(in, out, s)
+}
+
+func autoConvert_osm_MachineDeploymentReview_To_v1alpha1_MachineDeploymentReview(in *osm.MachineDeploymentReview, out *MachineDeploymentReview, s conversion.Scope) error {
+	*out = *(*MachineDeploymentReview)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_MachineDeploymentReview_To_v1alpha1_MachineDeploymentReview is an autogenerated conversion function.
+func Convert_osm_MachineDeploymentReview_To_v1alpha1_MachineDeploymentReview(in *osm.MachineDeploymentReview, out *MachineDeploymentReview, s conversion.Scope) error {
+	return autoConvert_osm_MachineDeploymentReview_To_v1alpha1_MachineDeploymentReview(in, out, s)
+}
+
+func autoConvert_v1alpha1_MachineJoin_To_osm_MachineJoin(in *MachineJoin, out *osm.MachineJoin, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_MachineJoinSpec_To_osm_MachineJoinSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_MachineJoinStatus_To_osm_MachineJoinStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_MachineJoin_To_osm_MachineJoin is an autogenerated conversion function.
+func Convert_v1alpha1_MachineJoin_To_osm_MachineJoin(in *MachineJoin, out *osm.MachineJoin, s conversion.Scope) error {
+	return autoConvert_v1alpha1_MachineJoin_To_osm_MachineJoin(in, out, s)
+}
+
+func autoConvert_osm_MachineJoin_To_v1alpha1_MachineJoin(in *osm.MachineJoin, out *MachineJoin, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_osm_MachineJoinSpec_To_v1alpha1_MachineJoinSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_osm_MachineJoinStatus_To_v1alpha1_MachineJoinStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_osm_MachineJoin_To_v1alpha1_MachineJoin is an autogenerated conversion function.
+func Convert_osm_MachineJoin_To_v1alpha1_MachineJoin(in *osm.MachineJoin, out *MachineJoin, s conversion.Scope) error {
+	return autoConvert_osm_MachineJoin_To_v1alpha1_MachineJoin(in, out, s)
+}
+
+func autoConvert_v1alpha1_MachineJoinSpec_To_osm_MachineJoinSpec(in *MachineJoinSpec, out *osm.MachineJoinSpec, s conversion.Scope) error {
+	*out = *(*osm.MachineJoinSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_MachineJoinSpec_To_osm_MachineJoinSpec is an autogenerated conversion function.
+func Convert_v1alpha1_MachineJoinSpec_To_osm_MachineJoinSpec(in *MachineJoinSpec, out *osm.MachineJoinSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_MachineJoinSpec_To_osm_MachineJoinSpec(in, out, s)
+}
+
+func autoConvert_osm_MachineJoinSpec_To_v1alpha1_MachineJoinSpec(in *osm.MachineJoinSpec, out *MachineJoinSpec, s conversion.Scope) error {
+	*out = *(*MachineJoinSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_MachineJoinSpec_To_v1alpha1_MachineJoinSpec is an autogenerated conversion function.
+func Convert_osm_MachineJoinSpec_To_v1alpha1_MachineJoinSpec(in *osm.MachineJoinSpec, out *MachineJoinSpec, s conversion.Scope) error {
+	return autoConvert_osm_MachineJoinSpec_To_v1alpha1_MachineJoinSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_MachineJoinStatus_To_osm_MachineJoinStatus(in *MachineJoinStatus, out *osm.MachineJoinStatus, s conversion.Scope) error {
+	out.Kubeconfig = *(*[]byte)(unsafe.Pointer(&in.Kubeconfig))
+	out.ExpirationTimestamp = in.ExpirationTimestamp
+	out.Provisioning = *(*[]byte)(unsafe.Pointer(&in.Provisioning))
+	out.ProvisioningFormat = osm.PayloadFormat(in.ProvisioningFormat)
+	return nil
+}
+
+// Convert_v1alpha1_MachineJoinStatus_To_osm_MachineJoinStatus is an autogenerated conversion function.
+func Convert_v1alpha1_MachineJoinStatus_To_osm_MachineJoinStatus(in *MachineJoinStatus, out *osm.MachineJoinStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_MachineJoinStatus_To_osm_MachineJoinStatus(in, out, s)
+}
+
+func autoConvert_osm_MachineJoinStatus_To_v1alpha1_MachineJoinStatus(in *osm.MachineJoinStatus, out *MachineJoinStatus, s conversion.Scope) error {
+	out.Kubeconfig = *(*[]byte)(unsafe.Pointer(&in.Kubeconfig))
+	out.ExpirationTimestamp = in.ExpirationTimestamp
+	out.Provisioning = *(*[]byte)(unsafe.Pointer(&in.Provisioning))
+	out.ProvisioningFormat = PayloadFormat(in.ProvisioningFormat)
+	return nil
+}
+
+// Convert_osm_MachineJoinStatus_To_v1alpha1_MachineJoinStatus is an autogenerated conversion function.
+func Convert_osm_MachineJoinStatus_To_v1alpha1_MachineJoinStatus(in *osm.MachineJoinStatus, out *MachineJoinStatus, s conversion.Scope) error {
+	return autoConvert_osm_MachineJoinStatus_To_v1alpha1_MachineJoinStatus(in, out, s)
+}
+
 func autoConvert_v1alpha1_MachineSummary_To_osm_MachineSummary(in *MachineSummary, out *osm.MachineSummary, s conversion.Scope) error {
 	*out = *(*osm.MachineSummary)(unsafe.Pointer(in))
 	return nil
@@ -613,6 +841,26 @@ func autoConvert_osm_MachineSummary_To_v1alpha1_MachineSummary(in *osm.MachineSu
 // Convert_osm_MachineSummary_To_v1alpha1_MachineSummary is an autogenerated conversion function.
 func Convert_osm_MachineSummary_To_v1alpha1_MachineSummary(in *osm.MachineSummary, out *MachineSummary, s conversion.Scope) error {
 	return autoConvert_osm_MachineSummary_To_v1alpha1_MachineSummary(in, out, s)
+}
+
+func autoConvert_v1alpha1_NodeJoinStatus_To_osm_NodeJoinStatus(in *NodeJoinStatus, out *osm.NodeJoinStatus, s conversion.Scope) error {
+	*out = *(*osm.NodeJoinStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_NodeJoinStatus_To_osm_NodeJoinStatus is an autogenerated conversion function.
+func Convert_v1alpha1_NodeJoinStatus_To_osm_NodeJoinStatus(in *NodeJoinStatus, out *osm.NodeJoinStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_NodeJoinStatus_To_osm_NodeJoinStatus(in, out, s)
+}
+
+func autoConvert_osm_NodeJoinStatus_To_v1alpha1_NodeJoinStatus(in *osm.NodeJoinStatus, out *NodeJoinStatus, s conversion.Scope) error {
+	*out = *(*NodeJoinStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_NodeJoinStatus_To_v1alpha1_NodeJoinStatus is an autogenerated conversion function.
+func Convert_osm_NodeJoinStatus_To_v1alpha1_NodeJoinStatus(in *osm.NodeJoinStatus, out *NodeJoinStatus, s conversion.Scope) error {
+	return autoConvert_osm_NodeJoinStatus_To_v1alpha1_NodeJoinStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_OSCConfig_To_osm_OSCConfig(in *OSCConfig, out *osm.OSCConfig, s conversion.Scope) error {
@@ -729,6 +977,46 @@ func Convert_osm_OperatingSystemConfigStatus_To_v1alpha1_OperatingSystemConfigSt
 	return autoConvert_osm_OperatingSystemConfigStatus_To_v1alpha1_OperatingSystemConfigStatus(in, out, s)
 }
 
+func autoConvert_v1alpha1_OverlayReference_To_osm_OverlayReference(in *OverlayReference, out *osm.OverlayReference, s conversion.Scope) error {
+	*out = *(*osm.OverlayReference)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_OverlayReference_To_osm_OverlayReference is an autogenerated conversion function.
+func Convert_v1alpha1_OverlayReference_To_osm_OverlayReference(in *OverlayReference, out *osm.OverlayReference, s conversion.Scope) error {
+	return autoConvert_v1alpha1_OverlayReference_To_osm_OverlayReference(in, out, s)
+}
+
+func autoConvert_osm_OverlayReference_To_v1alpha1_OverlayReference(in *osm.OverlayReference, out *OverlayReference, s conversion.Scope) error {
+	*out = *(*OverlayReference)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_OverlayReference_To_v1alpha1_OverlayReference is an autogenerated conversion function.
+func Convert_osm_OverlayReference_To_v1alpha1_OverlayReference(in *osm.OverlayReference, out *OverlayReference, s conversion.Scope) error {
+	return autoConvert_osm_OverlayReference_To_v1alpha1_OverlayReference(in, out, s)
+}
+
+func autoConvert_v1alpha1_PayloadReview_To_osm_PayloadReview(in *PayloadReview, out *osm.PayloadReview, s conversion.Scope) error {
+	*out = *(*osm.PayloadReview)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_PayloadReview_To_osm_PayloadReview is an autogenerated conversion function.
+func Convert_v1alpha1_PayloadReview_To_osm_PayloadReview(in *PayloadReview, out *osm.PayloadReview, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PayloadReview_To_osm_PayloadReview(in, out, s)
+}
+
+func autoConvert_osm_PayloadReview_To_v1alpha1_PayloadReview(in *osm.PayloadReview, out *PayloadReview, s conversion.Scope) error {
+	*out = *(*PayloadReview)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_PayloadReview_To_v1alpha1_PayloadReview is an autogenerated conversion function.
+func Convert_osm_PayloadReview_To_v1alpha1_PayloadReview(in *osm.PayloadReview, out *PayloadReview, s conversion.Scope) error {
+	return autoConvert_osm_PayloadReview_To_v1alpha1_PayloadReview(in, out, s)
+}
+
 func autoConvert_v1alpha1_ProfileReference_To_osm_ProfileReference(in *ProfileReference, out *osm.ProfileReference, s conversion.Scope) error {
 	*out = *(*osm.ProfileReference)(unsafe.Pointer(in))
 	return nil
@@ -747,6 +1035,78 @@ func autoConvert_osm_ProfileReference_To_v1alpha1_ProfileReference(in *osm.Profi
 // Convert_osm_ProfileReference_To_v1alpha1_ProfileReference is an autogenerated conversion function.
 func Convert_osm_ProfileReference_To_v1alpha1_ProfileReference(in *osm.ProfileReference, out *ProfileReference, s conversion.Scope) error {
 	return autoConvert_osm_ProfileReference_To_v1alpha1_ProfileReference(in, out, s)
+}
+
+func autoConvert_v1alpha1_ProfileReview_To_osm_ProfileReview(in *ProfileReview, out *osm.ProfileReview, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_ProfileReviewSpec_To_osm_ProfileReviewSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_ProfileReviewStatus_To_osm_ProfileReviewStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_ProfileReview_To_osm_ProfileReview is an autogenerated conversion function.
+func Convert_v1alpha1_ProfileReview_To_osm_ProfileReview(in *ProfileReview, out *osm.ProfileReview, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ProfileReview_To_osm_ProfileReview(in, out, s)
+}
+
+func autoConvert_osm_ProfileReview_To_v1alpha1_ProfileReview(in *osm.ProfileReview, out *ProfileReview, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_osm_ProfileReviewSpec_To_v1alpha1_ProfileReviewSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_osm_ProfileReviewStatus_To_v1alpha1_ProfileReviewStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_osm_ProfileReview_To_v1alpha1_ProfileReview is an autogenerated conversion function.
+func Convert_osm_ProfileReview_To_v1alpha1_ProfileReview(in *osm.ProfileReview, out *ProfileReview, s conversion.Scope) error {
+	return autoConvert_osm_ProfileReview_To_v1alpha1_ProfileReview(in, out, s)
+}
+
+func autoConvert_v1alpha1_ProfileReviewSpec_To_osm_ProfileReviewSpec(in *ProfileReviewSpec, out *osm.ProfileReviewSpec, s conversion.Scope) error {
+	*out = *(*osm.ProfileReviewSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ProfileReviewSpec_To_osm_ProfileReviewSpec is an autogenerated conversion function.
+func Convert_v1alpha1_ProfileReviewSpec_To_osm_ProfileReviewSpec(in *ProfileReviewSpec, out *osm.ProfileReviewSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ProfileReviewSpec_To_osm_ProfileReviewSpec(in, out, s)
+}
+
+func autoConvert_osm_ProfileReviewSpec_To_v1alpha1_ProfileReviewSpec(in *osm.ProfileReviewSpec, out *ProfileReviewSpec, s conversion.Scope) error {
+	*out = *(*ProfileReviewSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_ProfileReviewSpec_To_v1alpha1_ProfileReviewSpec is an autogenerated conversion function.
+func Convert_osm_ProfileReviewSpec_To_v1alpha1_ProfileReviewSpec(in *osm.ProfileReviewSpec, out *ProfileReviewSpec, s conversion.Scope) error {
+	return autoConvert_osm_ProfileReviewSpec_To_v1alpha1_ProfileReviewSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_ProfileReviewStatus_To_osm_ProfileReviewStatus(in *ProfileReviewStatus, out *osm.ProfileReviewStatus, s conversion.Scope) error {
+	*out = *(*osm.ProfileReviewStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_ProfileReviewStatus_To_osm_ProfileReviewStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ProfileReviewStatus_To_osm_ProfileReviewStatus(in *ProfileReviewStatus, out *osm.ProfileReviewStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ProfileReviewStatus_To_osm_ProfileReviewStatus(in, out, s)
+}
+
+func autoConvert_osm_ProfileReviewStatus_To_v1alpha1_ProfileReviewStatus(in *osm.ProfileReviewStatus, out *ProfileReviewStatus, s conversion.Scope) error {
+	*out = *(*ProfileReviewStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_osm_ProfileReviewStatus_To_v1alpha1_ProfileReviewStatus is an autogenerated conversion function.
+func Convert_osm_ProfileReviewStatus_To_v1alpha1_ProfileReviewStatus(in *osm.ProfileReviewStatus, out *ProfileReviewStatus, s conversion.Scope) error {
+	return autoConvert_osm_ProfileReviewStatus_To_v1alpha1_ProfileReviewStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_ProvisioningPayload_To_osm_ProvisioningPayload(in *ProvisioningPayload, out *osm.ProvisioningPayload, s conversion.Scope) error {

@@ -24,6 +24,7 @@ import (
 
 	operatingsystemmanagerv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/operatingsystemmanager/v1alpha1"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/osm/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -33,6 +34,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	OperatingsystemmanagerV1alpha1() operatingsystemmanagerv1alpha1.OperatingsystemmanagerV1alpha1Interface
 	OsmV1alpha1() osmv1alpha1.OsmV1alpha1Interface
+	OverlaysV1alpha1() overlaysv1alpha1.OverlaysV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -40,6 +42,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	operatingsystemmanagerV1alpha1 *operatingsystemmanagerv1alpha1.OperatingsystemmanagerV1alpha1Client
 	osmV1alpha1                    *osmv1alpha1.OsmV1alpha1Client
+	overlaysV1alpha1               *overlaysv1alpha1.OverlaysV1alpha1Client
 }
 
 // OperatingsystemmanagerV1alpha1 retrieves the OperatingsystemmanagerV1alpha1Client
@@ -50,6 +53,11 @@ func (c *Clientset) OperatingsystemmanagerV1alpha1() operatingsystemmanagerv1alp
 // OsmV1alpha1 retrieves the OsmV1alpha1Client
 func (c *Clientset) OsmV1alpha1() osmv1alpha1.OsmV1alpha1Interface {
 	return c.osmV1alpha1
+}
+
+// OverlaysV1alpha1 retrieves the OverlaysV1alpha1Client
+func (c *Clientset) OverlaysV1alpha1() overlaysv1alpha1.OverlaysV1alpha1Interface {
+	return c.overlaysV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -104,6 +112,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.overlaysV1alpha1, err = overlaysv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -127,6 +139,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.operatingsystemmanagerV1alpha1 = operatingsystemmanagerv1alpha1.New(c)
 	cs.osmV1alpha1 = osmv1alpha1.New(c)
+	cs.overlaysV1alpha1 = overlaysv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

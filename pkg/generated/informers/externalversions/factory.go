@@ -28,6 +28,7 @@ import (
 	internalinterfaces "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions/internalinterfaces"
 	operatingsystemmanager "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions/operatingsystemmanager"
 	osm "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions/osm"
+	overlays "github.com/osm-apiserver/osm-apiserver/pkg/generated/informers/externalversions/overlays"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -328,6 +329,7 @@ type SharedInformerFactory interface {
 
 	Operatingsystemmanager() operatingsystemmanager.Interface
 	Osm() osm.Interface
+	Overlays() overlays.Interface
 }
 
 func (f *sharedInformerFactory) Operatingsystemmanager() operatingsystemmanager.Interface {
@@ -336,4 +338,8 @@ func (f *sharedInformerFactory) Operatingsystemmanager() operatingsystemmanager.
 
 func (f *sharedInformerFactory) Osm() osm.Interface {
 	return osm.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Overlays() overlays.Interface {
+	return overlays.New(f, f.namespace, f.tweakListOptions)
 }

@@ -23,6 +23,7 @@ import (
 
 	v1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -64,6 +65,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Osm().V1alpha1().OperatingSystemConfigs().Informer()}, nil
 	case osmv1alpha1.SchemeGroupVersion.WithResource("provisioningpayloads"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Osm().V1alpha1().ProvisioningPayloads().Informer()}, nil
+
+		// Group=overlays.osm.k8c.io, Version=v1alpha1
+	case overlaysv1alpha1.SchemeGroupVersion.WithResource("operatingsystemprofileoverlays"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Overlays().V1alpha1().OperatingSystemProfileOverlays().Informer()}, nil
 
 	}
 

@@ -24,6 +24,8 @@ import (
 	fakeoperatingsystemmanagerv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/operatingsystemmanager/v1alpha1/fake"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/osm/v1alpha1"
 	fakeosmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/osm/v1alpha1/fake"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
+	fakeoverlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -105,4 +107,9 @@ func (c *Clientset) OperatingsystemmanagerV1alpha1() operatingsystemmanagerv1alp
 // OsmV1alpha1 retrieves the OsmV1alpha1Client
 func (c *Clientset) OsmV1alpha1() osmv1alpha1.OsmV1alpha1Interface {
 	return &fakeosmv1alpha1.FakeOsmV1alpha1{Fake: &c.Fake}
+}
+
+// OverlaysV1alpha1 retrieves the OverlaysV1alpha1Client
+func (c *Clientset) OverlaysV1alpha1() overlaysv1alpha1.OverlaysV1alpha1Interface {
+	return &fakeoverlaysv1alpha1.FakeOverlaysV1alpha1{Fake: &c.Fake}
 }

@@ -20,6 +20,10 @@ package v1alpha1
 
 type BootReportExpansion interface{}
 
+type MachineJoinExpansion interface{}
+
 type OperatingSystemConfigExpansion interface{}
+
+type ProfileReviewExpansion interface{}
 
 type ProvisioningPayloadExpansion interface{}

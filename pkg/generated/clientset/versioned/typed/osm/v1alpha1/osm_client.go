@@ -29,7 +29,9 @@ import (
 type OsmV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	BootReportsGetter
+	MachineJoinsGetter
 	OperatingSystemConfigsGetter
+	ProfileReviewsGetter
 	ProvisioningPayloadsGetter
 }
 
@@ -42,8 +44,16 @@ func (c *OsmV1alpha1Client) BootReports(namespace string) BootReportInterface {
 	return newBootReports(c, namespace)
 }
 
+func (c *OsmV1alpha1Client) MachineJoins(namespace string) MachineJoinInterface {
+	return newMachineJoins(c, namespace)
+}
+
 func (c *OsmV1alpha1Client) OperatingSystemConfigs(namespace string) OperatingSystemConfigInterface {
 	return newOperatingSystemConfigs(c, namespace)
+}
+
+func (c *OsmV1alpha1Client) ProfileReviews() ProfileReviewInterface {
+	return newProfileReviews(c)
 }
 
 func (c *OsmV1alpha1Client) ProvisioningPayloads(namespace string) ProvisioningPayloadInterface {

@@ -32,8 +32,16 @@ func (c *FakeOsmV1alpha1) BootReports(namespace string) v1alpha1.BootReportInter
 	return newFakeBootReports(c, namespace)
 }
 
+func (c *FakeOsmV1alpha1) MachineJoins(namespace string) v1alpha1.MachineJoinInterface {
+	return newFakeMachineJoins(c, namespace)
+}
+
 func (c *FakeOsmV1alpha1) OperatingSystemConfigs(namespace string) v1alpha1.OperatingSystemConfigInterface {
 	return newFakeOperatingSystemConfigs(c, namespace)
+}
+
+func (c *FakeOsmV1alpha1) ProfileReviews() v1alpha1.ProfileReviewInterface {
+	return newFakeProfileReviews(c)
 }
 
 func (c *FakeOsmV1alpha1) ProvisioningPayloads(namespace string) v1alpha1.ProvisioningPayloadInterface {

@@ -1,0 +1,124 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+func (s *State) findMachineDeployments(ctx context.Context, c Clients, o Options) error {
+	list, err := c.WorkerDynamic.Resource(MachineDeploymentResource).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to list machinedeployments: %w", err)
+	}
+	// One list each rather than a GET per MD.
+	settings, err := c.Worker.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to list secrets in %s: %w", machinecontroller.CloudInitSettingsNamespace, err)
+	}
+	secrets := map[string]*corev1.Secret{}
+	for i := range settings.Items {
+		secrets[settings.Items[i].Name] = &settings.Items[i]
+	}
+	tokens, err := c.Worker.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{LabelSelector: BootstrapTokenLabel})
+	if err != nil {
+		return fmt.Errorf("failed to list upstream's bootstrap tokens in kube-system: %w", err)
+	}
+	tokensOf := map[string][]string{}
+	for _, t := range tokens.Items {
+		if t.Type == corev1.SecretTypeBootstrapToken {
+			key := t.Labels[BootstrapTokenLabel]
+			tokensOf[key] = append(tokensOf[key], t.Name)
+		}
+	}
+	for i := range list.Items {
+		md, err := typed(&list.Items[i])
+		if err != nil {
+			return err
+		}
+		m := machineDeployment(md, o.ProfileNamespace, secrets, tokensOf)
+		if !m.current() && s.Serving {
+			m.Output = ourOutput(ctx, c, m.Ref)
+		}
+		s.MachineDeployments = append(s.MachineDeployments, m)
+	}
+	slices.SortFunc(s.MachineDeployments, func(a, b MachineDeployment) int { return strings.Compare(a.Ref.String(), b.Ref.String()) })
+	return nil
+}
+
+func machineDeployment(md *clusterv1alpha1.MachineDeployment, profileNamespace string, secrets map[string]*corev1.Secret, tokensOf map[string][]string) MachineDeployment {
+	ref := machinecontroller.RefOf(md)
+	m := MachineDeployment{
+		Ref:       ref,
+		Revision:  md.Annotations[machinecontroller.AnnotationMDRevision],
+		Deleting:  md.DeletionTimestamp != nil,
+		Finalizer: slices.Contains(md.Finalizers, Finalizer),
+	}
+	if p, err := machinecontroller.ProfileOf(md, profileNamespace); err != nil {
+		m.ProfileErr = err.Error()
+	} else {
+		m.Profile = p
+	}
+	for i, kind := range []osm.PayloadType{osm.PayloadTypeBootstrap, osm.PayloadTypeProvisioning} {
+		sec := Secret{Kind: kind, Name: machinecontroller.SecretName(ref.Name, ref.Namespace, kind)}
+		if got, ok := secrets[sec.Name]; ok {
+			owner, ours := machinecontroller.Owner(got)
+			sec.Exists, sec.Ours = true, ours && owner == ref
+			sec.Revision = got.Annotations[machinecontroller.AnnotationSecretMDRevision]
+		}
+		m.Secrets[i] = sec
+	}
+	ns := machinecontroller.CloudInitSettingsNamespace
+	if _, ok := secrets[KubeletBootstrapSecretName(ref)]; ok {
+		m.Leftovers = append(m.Leftovers, Object{Kind: "Secret", Namespace: ns, Name: KubeletBootstrapSecretName(ref)})
+	}
+	for _, t := range tokensOf[UpstreamKey(ref)] {
+		m.Leftovers = append(m.Leftovers, Object{Kind: "Secret", Namespace: "kube-system", Name: t})
+	}
+	return m
+}
+
+// current says whether both payload Secrets are osm-apiserver's, with the
+// MD's revision: machine-controller creates Machines from ours.
+func (m MachineDeployment) current() bool {
+	for _, s := range m.Secrets {
+		if !s.Ours || s.Revision != m.Revision {
+			return false
+		}
+	}
+	return true
+}
+
+// upstreams says whether a payload Secret is still upstream's (or nobody's
+// yet): a VM created now would boot with upstream's credentials.
+func (m MachineDeployment) upstreams() bool {
+	for _, s := range m.Secrets {
+		if s.Exists && !s.Ours {
+			return true
+		}
+	}
+	return false
+}
+
+// ourOutput says why our OperatingSystemConfig of ref is not in its Secrets:
+// its render error or what it waits for.
+func ourOutput(ctx context.Context, c Clients, ref machinecontroller.Ref) string {
+	osc, err := c.OSM.OsmV1alpha1().OperatingSystemConfigs(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		return fmt.Sprintf("osm-apiserver answers: %v", err)
+	case osc.Status.RenderError != "":
+		return "its OperatingSystemConfig: Error: " + osc.Status.RenderError
+	case osc.Status.Pending != "":
+		return "its OperatingSystemConfig: Pending: " + osc.Status.Pending
+	}
+	return "its OperatingSystemConfig is rendered; the syncer writes the Secrets within moments"
+}

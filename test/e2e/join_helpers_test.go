@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+)
+
+var machineResource = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "v1alpha1", Resource: "machines"}
+
+// joinProfile is the default profile the join tests use: it posts a MachineJoin.
+const joinProfile = "osp-ubuntu"
+
+// joinMD creates MD name in ns on the default osp-ubuntu, and its MachineSet of
+// revision 1 as machine-controller makes it (controlled by the MD, with its
+// template), and returns the MachineSet.
+func joinMD(t testing.TB, ns, name string) *clusterv1alpha1.MachineSet {
+	t.Helper()
+	md := syncerMD(ns, name, joinProfile, "1")
+	createMD(t, md)
+	got, err := env.dynamic.Resource(mdResource).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := &clusterv1alpha1.MachineSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "MachineSet"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-5d8f7", Labels: md.Spec.Template.Labels,
+			Annotations:     map[string]string{machinecontroller.AnnotationMDRevision: "1"},
+			OwnerReferences: []metav1.OwnerReference{controllerOf("MachineDeployment", name, got.GetUID())}},
+	}
+	ms.Spec.Selector = md.Spec.Selector
+	ms.Spec.Template = md.Spec.Template
+	created := createObject(t, msResource, ms)
+	ms.UID = created.GetUID()
+	return ms
+}
+
+// createMachine creates Machine name of ms as machine-controller does:
+// controlled by ms, with its template's labels and spec.
+func createMachine(t testing.TB, ms *clusterv1alpha1.MachineSet, name string) {
+	t.Helper()
+	m := &clusterv1alpha1.Machine{
+		TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "Machine"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ms.Namespace, Name: name, Labels: ms.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{controllerOf("MachineSet", ms.Name, ms.UID)}},
+		Spec: ms.Spec.Template.Spec,
+	}
+	createObject(t, machineResource, m)
+}
+
+func controllerOf(kind, name string, uid types.UID) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{APIVersion: "cluster.k8s.io/v1alpha1", Kind: kind, Name: name, UID: uid,
+		Controller: &yes, BlockOwnerDeletion: &yes}
+}
+
+// createObject creates obj (of gvr, in its namespace) through the dynamic
+// client, deleted when the test ends.
+func createObject(t testing.TB, gvr schema.GroupVersionResource, obj runtime.Object) *unstructured.Unstructured {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &unstructured.Unstructured{Object: u}
+	created, err := env.dynamic.Resource(gvr).Namespace(o.GetNamespace()).Create(context.Background(), o, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("%s %s/%s: %v", gvr.Resource, o.GetNamespace(), o.GetName(), err)
+	}
+	t.Cleanup(func() {
+		_ = env.dynamic.Resource(gvr).Namespace(o.GetNamespace()).Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
+	})
+	return created
+}
+
+// createNode registers Node name, as a kubelet would.
+func createNode(t testing.TB, name string) {
+	t.Helper()
+	if _, err := env.kube.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+}
+
+// userDataToken waits for MD ns/md's bootstrap Secret and returns the
+// credential its user-data holds: the fetch token osm-bootstrap posts the
+// MachineJoin with.
+func userDataToken(t testing.TB, ns, md string) string {
+	t.Helper()
+	s := payloadSecret(t, ns, md, "bootstrap", func(*corev1.Secret) error { return nil })
+	script := cloudConfigFile(t, string(s.Data[machinecontroller.SecretDataKey]), "/opt/bin/osm-bootstrap")
+	m := bearerRE.FindStringSubmatch(script)
+	if m == nil || !strings.Contains(script, "/machinejoins'") {
+		t.Fatalf("no MachineJoin with a token in osm-bootstrap of %s/%s:\n%s", ns, md, script)
+	}
+	return m[1]
+}
+
+// joinAs posts a MachineJoin through kube-apiserver with token.
+func joinAs(t testing.TB, token, ns, machine, boot string) (*osmv1alpha1.MachineJoin, error) {
+	t.Helper()
+	cfg := &rest.Config{Host: env.config.Host, BearerToken: token, QPS: 100, Burst: 200,
+		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
+	c, err := osmclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.OsmV1alpha1().MachineJoins(ns).Create(context.Background(), &osmv1alpha1.MachineJoin{
+		Spec: osmv1alpha1.MachineJoinSpec{MachineName: machine, BootID: boot},
+	}, metav1.CreateOptions{})
+}
+
+// joinToken is the token of the kubelet bootstrap kubeconfig an answer holds.
+func joinToken(t testing.TB, answer *osmv1alpha1.MachineJoin) string {
+	t.Helper()
+	cfg, err := clientcmd.Load(answer.Status.Kubeconfig)
+	if err != nil {
+		t.Fatalf("kubeconfig of the answer for %s: %v", answer.Name, err)
+	}
+	for _, user := range cfg.AuthInfos {
+		if user.Token != "" {
+			return user.Token
+		}
+	}
+	t.Fatalf("no token in the kubeconfig of the answer for %s", answer.Name)
+	return ""
+}
+
+// refused checks that err is a 403 saying want.
+func refused(t testing.TB, what string, err error, want string) {
+	t.Helper()
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: %v, want 403 saying %q", what, err, want)
+	}
+}
+
+// kubeletCSR creates, with token, a kubelet's request for the client
+// certificate of node, deleted when the test ends.
+func kubeletCSR(t *testing.T, token, node string) (string, error) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csr, err := asToken(t, token).CertificatesV1().CertificateSigningRequests().Create(context.Background(), &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-join-"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	t.Cleanup(func() {
+		_ = env.kube.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), csr.Name, metav1.DeleteOptions{})
+	})
+	return csr.Name, nil
+}
+
+// csrDecision waits for the approval or denial of CSR name.
+func csrDecision(t testing.TB, name string) certificatesv1.CertificateSigningRequestCondition {
+	t.Helper()
+	var got certificatesv1.CertificateSigningRequestCondition
+	eventually(t, 30*time.Second, func() error {
+		csr, err := env.kube.CertificatesV1().CertificateSigningRequests().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range csr.Status.Conditions {
+			if c.Type == certificatesv1.CertificateApproved || c.Type == certificatesv1.CertificateDenied {
+				got = c
+				return nil
+			}
+		}
+		return fmt.Errorf("CSR %s is not decided", name)
+	})
+	return got
+}
+
+// nodeJoinMode waits for the OSC of ns/md to say how its nodes join.
+func nodeJoinMode(t testing.TB, ns, md string) osmv1alpha1.NodeJoinMode {
+	t.Helper()
+	var mode osmv1alpha1.NodeJoinMode
+	eventually(t, time.Minute, func() error {
+		osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(ns).Get(context.Background(), md, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if osc.Status.NodeJoin == nil {
+			return fmt.Errorf("OSC %s/%s: no status.nodeJoin", ns, md)
+		}
+		mode = osc.Status.NodeJoin.Mode
+		return nil
+	})
+	return mode
+}

@@ -26,11 +26,15 @@ func TestMachineJoinRollout(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range names {
 		names[i] = fmt.Sprintf("rollout-5d8f7-%05d", i)
+	}
+	for i := range names[:len(names)-1] {
 		wg.Go(func() { createMachine(t, ms, names[i]) })
 	}
 	wg.Wait()
+	// Created after all others, so the informers see it last: they have every
+	// Machine once it is answered.
+	createMachine(t, ms, names[len(names)-1])
 	token := userDataToken(t, ns, "rollout")
-	// The server's informers have every Machine once the last one is answered.
 	eventually(t, 30*time.Second, func() error {
 		_, err := joinAs(t, token, ns, names[len(names)-1], "boot-last")
 		return err

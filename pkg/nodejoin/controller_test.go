@@ -27,9 +27,20 @@ import (
 type running struct {
 	*fixture
 	machineSource, nodeSource *fcache.FakeControllerSource
+	// run starts the Controller.
+	run func()
 }
 
 func startController(t *testing.T) *running {
+	t.Helper()
+	r := newRunning(t)
+	r.run()
+	return r
+}
+
+// newRunning returns the fixture with its informers running and its
+// Controller not yet: run starts it.
+func newRunning(t *testing.T) *running {
 	t.Helper()
 	f := newFixture(t)
 	r := &running{fixture: f, machineSource: fcache.NewFakeControllerSource(), nodeSource: fcache.NewFakeControllerSource()}
@@ -44,15 +55,20 @@ func startController(t *testing.T) *running {
 	done := make(chan struct{})
 	go machines.Run(ctx.Done())
 	go nodes.Run(ctx.Done())
-	go func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	r.run = func() {
+		go func() {
+			defer close(done)
+			if err := c.Run(ctx); err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}()
+	}
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(time.Second): // never run
+		}
 		r.machineSource.Shutdown()
 		r.nodeSource.Shutdown()
 	})
@@ -183,12 +199,15 @@ func TestControllerApprovesOwnNodeAndRevokesAfterJoin(t *testing.T) {
 // A credential its machine did not use in time goes; its identity stays, so
 // the machine is not answered again.
 func TestControllerDeletesExpiredCredentials(t *testing.T) {
-	r := startController(t)
+	// Answered two hours ago, before the Controller ran: a running one could
+	// delete the credential between its Secret and its token.
+	r := newRunning(t)
 	key := r.newMachine("pool-5d8f7-late")
 	r.now = time.Now().Add(-2 * time.Hour)
 	if _, err := r.join("pool", key.Name, "boot-1"); err != nil {
 		t.Fatal(err)
 	}
+	r.run()
 	r.eventually("expired credential deleted", func() bool { return !r.credential(key) })
 	if !r.identity(key) {
 		t.Error("the join identity went with the expired credential")

@@ -59,28 +59,13 @@ func (c *Controller) runNamespace(ctx context.Context) {
 	if !cache.WaitForNamedCacheSync("osm-syncer-namespace", ctx.Done(), c.owned.namespacesSynced) {
 		return
 	}
-	for {
-		key, shutdown := c.namespaceQueue.Get()
-		if shutdown {
-			return
-		}
+	drain(ctx, c.namespaceQueue, "Failed to restore the namespace", func(ctx context.Context, key string) (time.Duration, error) {
 		i := slices.IndexFunc(managedNamespaces, func(m managedNamespace) bool { return m.name == key })
-		retry, err := time.Duration(0), error(nil)
-		if i >= 0 {
-			retry, err = c.syncNamespace(ctx, managedNamespaces[i])
+		if i < 0 {
+			return 0, nil
 		}
-		switch {
-		case err != nil && ctx.Err() == nil:
-			klog.FromContext(ctx).Error(err, "Failed to restore the namespace", "namespace", key)
-			c.namespaceQueue.AddRateLimited(key)
-		case retry > 0:
-			c.namespaceQueue.Forget(key)
-			c.namespaceQueue.AddAfter(key, retry)
-		default:
-			c.namespaceQueue.Forget(key)
-		}
-		c.namespaceQueue.Done(key)
-	}
+		return c.syncNamespace(ctx, managedNamespaces[i])
+	})
 }
 
 // syncNamespace creates m when it is missing and binds the syncer's access

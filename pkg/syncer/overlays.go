@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -101,19 +100,9 @@ func (c *Controller) enqueueAllOverlays(delay time.Duration) {
 }
 
 func (c *Controller) runOverlayWorker(ctx context.Context) {
-	for {
-		key, shutdown := c.overlayQueue.Get()
-		if shutdown {
-			return
-		}
-		if err := c.syncOverlay(ctx, key); err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).Error(err, "Failed to update the status of an overlay", "overlay", key)
-			c.overlayQueue.AddRateLimited(key)
-		} else {
-			c.overlayQueue.Forget(key)
-		}
-		c.overlayQueue.Done(key)
-	}
+	drain(ctx, c.overlayQueue, "Failed to update the status of an overlay", func(ctx context.Context, key string) (time.Duration, error) {
+		return 0, c.syncOverlay(ctx, key)
+	})
 }
 
 // syncOverlay writes the status of one overlay when it changed.

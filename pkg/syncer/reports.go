@@ -64,24 +64,7 @@ func (c *Controller) sweepReports(context.Context) {
 
 func (c *Controller) runReports(ctx context.Context) {
 	go wait.UntilWithContext(ctx, c.sweepReports, reportSweepPeriod)
-	for {
-		key, shutdown := c.reportQueue.Get()
-		if shutdown {
-			return
-		}
-		retry, err := c.syncReport(ctx, key)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			klog.FromContext(ctx).Error(err, "Failed to remove a boot report", "key", key)
-			c.reportQueue.AddRateLimited(key)
-		case retry > 0:
-			c.reportQueue.Forget(key)
-			c.reportQueue.AddAfter(key, retry)
-		default:
-			c.reportQueue.Forget(key)
-		}
-		c.reportQueue.Done(key)
-	}
+	drain(ctx, c.reportQueue, "Failed to remove a boot report", c.syncReport)
 }
 
 // syncReport deletes the report Secret of key (its name, after

@@ -39,12 +39,21 @@ func (s *State) findMachineDeployments(ctx context.Context, c Clients, o Options
 			tokensOf[key] = append(tokensOf[key], t.Name)
 		}
 	}
+	var joinModes map[machinecontroller.Ref]osm.NodeJoinMode
+	if s.Serving {
+		if joinModes, err = nodeJoinModes(ctx, c); err != nil {
+			return err
+		}
+	}
 	for i := range list.Items {
 		md, err := typed(&list.Items[i])
 		if err != nil {
 			return err
 		}
 		m := machineDeployment(md, o.ProfileNamespace, secrets, tokensOf)
+		if s.Serving {
+			m.joins(joinModes[m.Ref])
+		}
 		if !m.current() && s.Serving {
 			m.Output = ourOutput(ctx, c, m.Ref)
 		}
@@ -86,10 +95,45 @@ func machineDeployment(md *clusterv1alpha1.MachineDeployment, profileNamespace s
 	return m
 }
 
-// current says whether both payload Secrets are osm-apiserver's, with the
-// MD's revision: machine-controller creates Machines from ours.
+// nodeJoinModes reads how the nodes of each MD join from our
+// OperatingSystemConfigs, in one list.
+func nodeJoinModes(ctx context.Context, c Clients) (map[machinecontroller.Ref]osm.NodeJoinMode, error) {
+	list, err := c.OSM.OsmV1alpha1().OperatingSystemConfigs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to list osm-apiserver's operatingsystemconfigs: %w", err)
+	}
+	modes := make(map[machinecontroller.Ref]osm.NodeJoinMode, len(list.Items))
+	for _, o := range list.Items {
+		if o.Status.NodeJoin != nil {
+			modes[machinecontroller.Ref{Namespace: o.Namespace, Name: o.Name}] = osm.NodeJoinMode(o.Status.NodeJoin.Mode)
+		}
+	}
+	return modes, nil
+}
+
+// joins records how m's nodes join. Those that post a MachineJoin read no
+// provisioning Secret: upstream's is a leftover to delete with its node
+// credentials, and ours is not waited for.
+func (m *MachineDeployment) joins(mode osm.NodeJoinMode) {
+	m.Join = mode
+	if mode != osm.NodeJoinMachineJoin {
+		return
+	}
+	p := &m.Secrets[1]
+	p.Unneeded = true
+	if p.Exists && !p.Ours && !m.Deleting {
+		m.Leftovers = append(m.Leftovers, Object{Kind: "Secret", Namespace: machinecontroller.CloudInitSettingsNamespace, Name: p.Name})
+	}
+}
+
+// current says whether the payload Secrets osm-apiserver writes for the MD
+// are its own, with the MD's revision: machine-controller creates Machines
+// from ours.
 func (m MachineDeployment) current() bool {
 	for _, s := range m.Secrets {
+		if s.Unneeded {
+			continue
+		}
 		if !s.Ours || s.Revision != m.Revision {
 			return false
 		}
@@ -101,7 +145,7 @@ func (m MachineDeployment) current() bool {
 // yet): a VM created now would boot with upstream's credentials.
 func (m MachineDeployment) upstreams() bool {
 	for _, s := range m.Secrets {
-		if s.Exists && !s.Ours {
+		if s.Exists && !s.Ours && !s.Unneeded {
 			return true
 		}
 	}

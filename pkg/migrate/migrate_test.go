@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
@@ -215,5 +216,44 @@ func mustBeGone(t *testing.T, _ *cluster, what string, get func() error) {
 	t.Helper()
 	if err := get(); !apierrors.IsNotFound(err) {
 		t.Errorf("%s: %v, want it gone", what, err)
+	}
+}
+
+// An MD whose nodes post a MachineJoin reads no provisioning Secret: once its
+// bootstrap Secret is ours it is taken over, and upstream's provisioning
+// Secret (its payload holds upstream's credentials) is a leftover to delete.
+// Until osm-apiserver says how its nodes join, both Secrets are waited for.
+func TestMachineJoinMDsNeedNoProvisioningSecret(t *testing.T) {
+	newMD := func() MachineDeployment {
+		return MachineDeployment{Ref: machinecontroller.Ref{Namespace: "e2e", Name: "a"}, Revision: "3", Secrets: [2]Secret{
+			{Kind: osm.PayloadTypeBootstrap, Name: "a-e2e-bootstrap-config", Exists: true, Ours: true, Revision: "3"},
+			{Kind: osm.PayloadTypeProvisioning, Name: "a-e2e-provisioning-config", Exists: true, Revision: "3"},
+		}}
+	}
+	for _, mode := range []osm.NodeJoinMode{"", osm.NodeJoinCompatibility} {
+		m := newMD()
+		m.joins(mode)
+		if m.current() || !m.upstreams() || len(m.Leftovers) != 0 {
+			t.Errorf("join mode %q: current %v, upstreams %v, leftovers %v; want upstream's provisioning Secret waited for",
+				mode, m.current(), m.upstreams(), m.Leftovers)
+		}
+	}
+	m := newMD()
+	m.joins(osm.NodeJoinMachineJoin)
+	if !m.current() || m.upstreams() {
+		t.Errorf("MachineJoin: current %v, upstreams %v; want taken over", m.current(), m.upstreams())
+	}
+	want := []Object{{Kind: "Secret", Namespace: settings, Name: "a-e2e-provisioning-config"}}
+	if !slices.Equal(m.Leftovers, want) {
+		t.Errorf("MachineJoin: leftovers %v, want %v", m.Leftovers, want)
+	}
+	if why := secretsWait(m); why != "" {
+		t.Errorf("MachineJoin: waits for %q", why)
+	}
+	deleting := newMD()
+	deleting.Deleting = true
+	deleting.joins(osm.NodeJoinMachineJoin)
+	if len(deleting.Leftovers) != 0 {
+		t.Errorf("an MD being deleted: leftovers %v; its Secrets go with DeleteUpstreamPayloads", deleting.Leftovers)
 	}
 }

@@ -145,6 +145,7 @@ func secretsWait(md MachineDeployment) string {
 	var why []string
 	for _, s := range md.Secrets {
 		switch {
+		case s.Unneeded:
 		case !s.Exists:
 			why = append(why, "Secret "+s.Name+" does not exist yet")
 		case !s.Ours:

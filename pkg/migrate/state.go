@@ -69,8 +69,12 @@ type MachineDeployment struct {
 	// Secrets are its payload Secrets, bootstrap and provisioning.
 	Secrets [2]Secret
 	// Leftovers are upstream's node credentials for it that exist: its
-	// kubelet bootstrap kubeconfig Secret and bootstrap tokens.
+	// kubelet bootstrap kubeconfig Secret and bootstrap tokens, and its
+	// provisioning Secret when its nodes join through a MachineJoin.
 	Leftovers []Object
+	// Join is how its nodes join, as its OperatingSystemConfig says; empty
+	// when osm-apiserver does not answer or does not know yet.
+	Join osm.NodeJoinMode
 	// Output is what our OperatingSystemConfig says when it is not
 	// rendered (its error or what it waits for).
 	Output string
@@ -83,6 +87,10 @@ type Secret struct {
 	// Exists, Ours (labelled for this MD), Revision: its revision annotation.
 	Exists, Ours bool
 	Revision     string
+	// Unneeded says osm-apiserver writes no such Secret for the MD: the
+	// provisioning Secret of an MD whose nodes join through a MachineJoin,
+	// which get their provisioning payload in its answer.
+	Unneeded bool
 }
 
 // Object is an object to delete, in the worker cluster unless Management.

@@ -29,6 +29,15 @@ func upstreamOSM(t *testing.T) string {
 	return dir
 }
 
+// ourPayloadSecrets are the payload Secrets osm-apiserver writes for the
+// MDs of buildUpstreamState: pool-b's profile (upstream's) reads the MD's
+// Secrets, the others' nodes post a MachineJoin.
+var ourPayloadSecrets = map[string][]string{
+	"pool-a": {"bootstrap"},
+	"pool-b": {"bootstrap", "provisioning"},
+	"pool-c": {"bootstrap"},
+}
+
 // TestMigrateFromUpstream builds the state upstream OSM leaves with real
 // objects — its OSC CRD and OSCs, its webhook configuration (its server gone:
 // it refuses every change of an MD), its finalizer on MDs, its payload
@@ -53,8 +62,10 @@ func TestMigrateFromUpstream(t *testing.T) {
 		}
 		return nil
 	})
-	for _, md := range []string{"pool-a", "pool-b", "pool-c"} {
-		for _, kind := range []string{"bootstrap", "provisioning"} {
+	// pool-a and pool-c join through a MachineJoin: no provisioning Secret of
+	// ours; upstream's is deleted by migrate with their node credentials.
+	for md, kinds := range ourPayloadSecrets {
+		for _, kind := range kinds {
 			payloadSecret(t, ns, md, kind, func(s *corev1.Secret) error {
 				if owner, ok := machinecontroller.Owner(s); !ok || owner.Name != md {
 					return fmt.Errorf("%s is not osm-apiserver's yet", s.Name)
@@ -185,8 +196,15 @@ func (u *upstreamState) checkTakenOver(t *testing.T, ns string) {
 	settings := machinecontroller.CloudInitSettingsNamespace
 	// The Secrets are osm-apiserver's, what its API serves, with the revision
 	// upstream wrote: machine-controller recreates no Machine.
-	for _, md := range []string{"pool-a", "pool-b", "pool-c"} {
-		for _, kind := range []string{"bootstrap", "provisioning"} {
+	for md, kinds := range ourPayloadSecrets {
+		if len(kinds) == 1 {
+			// A MachineJoin MD: upstream's provisioning Secret went.
+			_, err := env.kube.CoreV1().Secrets(settings).Get(ctx, fmt.Sprintf("%s-%s-provisioning-config", md, ns), metav1.GetOptions{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("upstream's provisioning Secret of %s, whose nodes post a MachineJoin: %v, want it deleted", md, err)
+			}
+		}
+		for _, kind := range kinds {
 			s, err := env.kube.CoreV1().Secrets(settings).Get(ctx, fmt.Sprintf("%s-%s-%s-config", md, ns, kind), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -116,12 +116,12 @@ func TestOverlayShapesPayloadsAndOSC(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := strings.Split(list.ResourceVersion, ".")
-	if len(parts) != 8 {
-		t.Fatalf("resourceVersion %s: want 7 streams and the facts", list.ResourceVersion)
+	if len(parts) != 9 {
+		t.Fatalf("resourceVersion %s: want 8 streams (the 7th overlays) and the facts", list.ResourceVersion)
 	}
-	// A position of the streams before overlays (six and the facts) is of
-	// other inputs: its watchers are told to list again.
-	old := strings.Join(append(parts[:6:6], parts[7]), ".")
+	// A position without the overlays' part is of other inputs: its
+	// watchers are told to list again.
+	old := strings.Join(append(parts[:6:6], parts[7:]...), ".")
 	if _, err := oscs.Watch(ctx, metav1.ListOptions{ResourceVersion: old}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Errorf("watch from the six-stream position %s: %v, want 410 Gone", old, err)
 	}

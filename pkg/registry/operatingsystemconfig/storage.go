@@ -62,6 +62,13 @@ func (objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Render
 	return newObject(md, out, rv), nil
 }
 
+// SummaryObject implements registry.SummaryObjects: the OSC with only the
+// spec fields its table shows, for `kubectl get osc` (the rows carry object
+// metadata only), without unpacking the config.
+func (objects) SummaryObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, _, rv string) (runtime.Object, error) {
+	return buildObject(md, out, out.Summary(), nil, rv), nil
+}
+
 func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object {
 	return &osm.OperatingSystemConfig{ObjectMeta: registry.ObjectMeta(md, name, rv)}
 }
@@ -77,11 +84,20 @@ func (objects) List(objs []runtime.Object) runtime.Object {
 // newObject builds the OSC of md from its output.
 func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv string) *osm.OperatingSystemConfig {
 	spec, err := out.Config()
-	renderErr := out.Err
 	if err != nil {
 		// Not the MD's fault, but the OSC is where its state is shown.
 		klog.ErrorS(err, "Failed to read a rendered config", "machineDeployment", klog.KObj(md))
-		spec, renderErr = &osm.OperatingSystemConfigSpec{}, err
+		spec = &osm.OperatingSystemConfigSpec{}
+	}
+	return buildObject(md, out, spec, err, rv)
+}
+
+// buildObject builds the OSC of md from its output and spec; readErr is why
+// the spec could not be read.
+func buildObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, spec *osm.OperatingSystemConfigSpec, readErr error, rv string) *osm.OperatingSystemConfig {
+	renderErr := out.Err
+	if readErr != nil {
+		renderErr = readErr
 	}
 	if renderErr == nil && out.ViewErr != nil {
 		renderErr = fmt.Errorf("the payloads rendered, but this view of them (secrets replaced by placeholders) did not: %w", out.ViewErr)

@@ -13,10 +13,12 @@ import (
 )
 
 // DefaultCacheBytes is the default budget of the rendered configs and
-// payloads the render cache keeps: ~3,000 MDs of a mixed fleet (packed, an
-// MD's body is 5-40 KiB). What every request needs of an output — summary,
-// sizes, digests, errors — is kept for every MD beyond it.
-const DefaultCacheBytes = 64 << 20
+// payloads the render cache keeps: ~1,500 MDs of a mixed fleet (packed, an
+// MD's body is 5-40 KiB, ~20 KiB on average). What every request needs of an
+// output — summary, sizes, digests, errors — is kept for every MD beyond it.
+// The bodies are read when a Secret is written, a payload served or a
+// MachineJoin answered, and by full GETs and LISTs of OSCs.
+const DefaultCacheBytes = 32 << 20
 
 // maxMachineDeployments bounds what is kept per MD (the current output's
 // summary, the MD's hash), far above any fleet: a safety net only, Forget

@@ -108,7 +108,7 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
 	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
-	fs.StringVar(&o.RenderCacheMemory, "render-cache-memory", o.RenderCacheMemory, "Bytes of rendered configs and payloads kept in memory, a quantity such as 64Mi (least recently used are dropped and rendered again when read). Every MachineDeployment's current output summary, payload sizes and digests are kept whatever the fleet size, so a table of OSCs and the syncer's checks never render again.")
+	fs.StringVar(&o.RenderCacheMemory, "render-cache-memory", o.RenderCacheMemory, "Bytes of rendered configs and payloads kept in memory, a quantity such as 32Mi (least recently used are dropped and rendered again when read). Every MachineDeployment's current output summary, payload sizes and digests are kept whatever the fleet size, so a table of OSCs and the syncer's checks never render again.")
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Ignored: the render cache keeps every MachineDeployment's output, bounded in bytes by --render-cache-memory.")
 	_ = fs.MarkDeprecated("render-cache-size", "the render cache is bounded in bytes: use --render-cache-memory")
 	fs.IntVar(&o.ConcurrentRenders, "max-concurrent-renders", o.ConcurrentRenders, "Renders running at once; more wait (osm_apiserver_render_waiting). A render may hold up to 32 MiB of template values, so this also bounds their memory. Default: twice the CPUs (GOMAXPROCS), at least 4.")
@@ -133,7 +133,7 @@ func (o *ServeOptions) Validate() error {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
 	if q, err := resource.ParseQuantity(o.RenderCacheMemory); err != nil || q.Sign() <= 0 {
-		errs = append(errs, fmt.Errorf("--render-cache-memory must be a positive quantity such as 64Mi, got %q", o.RenderCacheMemory))
+		errs = append(errs, fmt.Errorf("--render-cache-memory must be a positive quantity such as 32Mi, got %q", o.RenderCacheMemory))
 	}
 	if o.ConcurrentRenders < 1 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-renders must be positive, got %d", o.ConcurrentRenders))

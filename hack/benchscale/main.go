@@ -150,8 +150,51 @@ func (c *cluster) loadEnv() error {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	c.osmHTTP = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+	// The admin's client certificate: delegated authentication trusts the
+	// cluster's client CA, and /metrics needs a user.
+	cert, err := tls.LoadX509KeyPair(filepath.Join(c.dir, "pki/admin.crt"), filepath.Join(c.dir, "pki/admin.key"))
+	if err != nil {
+		return err
+	}
+	c.osmHTTP = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}, DisableKeepAlives: true}}
 	return nil
+}
+
+// renders returns osm-apiserver's count of renders and the seconds they took
+// (osm_apiserver_render_duration_seconds: both renders of an MD, real and
+// view, and packing the output).
+func (c *cluster) renders() (count, seconds float64) {
+	resp, err := c.osmHTTP.Get("https://127.0.0.1:" + c.osmPort + "/metrics")
+	if err != nil {
+		return 0, 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		name, rest, _ := strings.Cut(line, "{")
+		_, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "osm_apiserver_render_duration_seconds_count":
+			count += v
+		case "osm_apiserver_render_duration_seconds_sum":
+			seconds += v
+		}
+	}
+	return count, seconds
+}
+
+func formatRenders(count, seconds float64) string {
+	if count == 0 {
+		return "0 renders"
+	}
+	return fmt.Sprintf("%.0f renders, %.2f ms each", count, 1000*seconds/count)
 }
 
 func (c *cluster) osmPID() (int, error) {
@@ -299,6 +342,7 @@ func run(ctx context.Context, o options) (err error) {
 	delete(perMD, "subjectaccessreviews")
 	loadSync := loadAvg()
 	rssAfter := c.rssKiB()
+	syncRenders, syncSeconds := c.renders()
 
 	// kubectl get osc -A: the first LIST, then the best of 3 warm ones.
 	var peakList atomic.Int64
@@ -316,6 +360,7 @@ func run(ctx context.Context, o options) (err error) {
 	stopSampler()
 	loadList := loadAvg()
 	rssAfterList := c.rssKiB()
+	listRenders, listSeconds := c.renders()
 
 	// Restart: ready, and the writes over the first -settle of the new
 	// process (counted from its start: the script's own RBAC apply is before).
@@ -339,6 +384,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	rssRestart := c.rssKiB()
 	loadRestart := loadAvg()
+	restartRenders, restartSeconds := c.renders()
 
 	fmt.Printf("\nbench-scale: %d MDs in %d namespaces (hack/testdata/demo mix), %s\n", o.n, o.namespaces, time.Now().UTC().Format(time.RFC3339))
 	fmt.Printf("load average: before %s, after sync %s, after LISTs %s, after restart %s\n\n", load0, loadSync, loadList, loadRestart)
@@ -349,6 +395,8 @@ func run(ctx context.Context, o options) (err error) {
 		o.n, createTook.Seconds(), syncTook.Seconds(), rssAfter/1024, peakSync.Load()/1024, rssAfterList/1024, peakList.Load()/1024,
 		lists[0].Seconds(), best.Seconds(), rows, readyIn.Seconds(), formatWrites(restartWrites, 1))
 	fmt.Printf("\nRSS 30 s after the restart: %d MiB\n", rssRestart/1024)
+	fmt.Printf("in-server renders: until all Secrets were written and quiet: %s; during the 4 LISTs: %s; in the %s after the restart: %s\n",
+		formatRenders(syncRenders, syncSeconds), formatRenders(listRenders-syncRenders, listSeconds-syncSeconds), o.settle, formatRenders(restartRenders, restartSeconds))
 	fmt.Printf("writes per new MD by kind (kube-apiserver, from the first create until quiet): %s\n", formatWrites(perMD, float64(o.n)))
 	return nil
 }

@@ -462,7 +462,7 @@ func poll(ctx context.Context, limit time.Duration, f func() error) error {
 func (c *cluster) templates() ([]*unstructured.Unstructured, error) {
 	files, err := filepath.Glob(filepath.Join(c.o.repo, "hack/testdata/demo/*.yaml"))
 	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no sample MDs in hack/testdata/demo: %v", err)
+		return nil, fmt.Errorf("no sample MDs in hack/testdata/demo (glob error: %w)", err)
 	}
 	var out []*unstructured.Unstructured
 	for _, f := range files {
@@ -529,7 +529,6 @@ func (c *cluster) createMDs(ctx context.Context) ([]ref, time.Duration, error) {
 type secretSet struct {
 	mu    sync.Mutex
 	names map[string]bool
-	err   error
 }
 
 func (c *cluster) watchBootstrapSecrets(ctx context.Context) *secretSet {
@@ -683,7 +682,7 @@ func (c *cluster) restart(ctx context.Context) (time.Duration, map[string]float6
 		}
 		select {
 		case err := <-done:
-			return 0, nil, fmt.Errorf("restart: the script ended before a new osm-apiserver started: %v", err)
+			return 0, nil, fmt.Errorf("restart: the script ended before a new osm-apiserver started: %w", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -1,6 +1,7 @@
 package machinecontroller
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -36,5 +37,16 @@ func TestInternMeta(t *testing.T) {
 	// Tombstones pass.
 	if _, err := StripManagedFields("not an object"); err != nil {
 		t.Error(err)
+	}
+}
+
+// An object interned already is not written to (readers share it).
+func TestInternMetaTwiceDoesNotWrite(t *testing.T) {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: string([]byte("ns")), Labels: map[string]string{string([]byte("k")): string([]byte("v"))}}}
+	InternMeta(s)
+	labels := s.Labels
+	InternMeta(s)
+	if reflect.ValueOf(s.Labels).UnsafePointer() != reflect.ValueOf(labels).UnsafePointer() {
+		t.Error("the labels of an interned object were replaced")
 	}
 }

@@ -87,7 +87,7 @@ func profileIndexFunc(defaultNamespace string) cache.IndexFunc {
 // stay, they feed renders; namespace, labels and annotations are interned
 // (InternMeta).
 func StripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
 	InternMeta(obj)

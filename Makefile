@@ -9,7 +9,7 @@ IMAGE_DIR ?= _output/image
 IMAGEBUILD = $(GO) run ./hack/imagebuild --binary $(BIN) --image $(IMAGE) --output $(IMAGE_DIR) \
 	--version "$$(hack/version.sh version)" --revision "$$(hack/version.sh commit)" --created "$$(hack/version.sh date)"
 
-.PHONY: all build image image-push test test-unit test-e2e node-test test-deps verify update bench demo demo-down clean
+.PHONY: all build image image-push test test-unit test-e2e node-test test-deps verify update bench bench-scale demo demo-down clean
 
 all: build
 
@@ -62,6 +62,15 @@ update:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+## bench-scale: N MachineDeployments (default 3000) on a fresh local cluster: create time, all
+## Secrets written, osm-apiserver RSS, `kubectl get osc -A`, restart, writes per MD (issue 20;
+## hack/benchscale, numbers in docs/benchmarks.md). Bounded by BENCH_TIMEOUT (default 45m).
+N ?= 3000
+BENCH_TIMEOUT ?= 45m
+bench-scale: build
+	@hack/build-cluster-binaries.sh kube-apiserver kubectl etcd >/dev/null
+	$(GO) run ./hack/benchscale -n $(N) -timeout $(BENCH_TIMEOUT) -osm-apiserver $(BIN)
 
 ## demo: builds osm-apiserver, then runs it on a local cluster (hack/demo.sh); the first run
 ## also builds kube-apiserver, kubectl and etcd. Each long step says what it does and how long

@@ -84,11 +84,13 @@ func profileIndexFunc(defaultNamespace string) cache.IndexFunc {
 
 // StripManagedFields is the transform of every informer here: managed fields
 // are often as big as the object itself and nothing reads them. Annotations
-// stay, they feed renders.
+// stay, they feed renders; namespace, labels and annotations are interned
+// (InternMeta).
 func StripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
+	InternMeta(obj)
 	// Tombstones and other non-objects pass unchanged.
 	return obj, nil
 }

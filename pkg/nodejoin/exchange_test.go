@@ -64,7 +64,7 @@ func (s staticFacts) Current() *facts.Facts { return s.f }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, client: fake.NewClientset(), now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), mode: osm.NodeJoinMachineJoin}
+	f := &fixture{t: t, client: machinecontrollertest.NewClientset(), now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), mode: osm.NodeJoinMachineJoin}
 	tokenstest.IssueTokens(f.client, func() time.Time { return f.now })
 	f.md = machinecontrollertest.MD("team", "pool", "osp-ubuntu", nil)
 	other := machinecontrollertest.MD("team", "other", "osp-ubuntu", nil)

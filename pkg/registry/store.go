@@ -164,6 +164,10 @@ func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptio
 	}
 	fields := FieldSelector(options)
 	objs := make([]runtime.Object, 0, len(mds))
+	object := s.Objects.Object
+	if summary, ok := s.Objects.(SummaryObjects); ok && TableOnly(ctx) {
+		object = summary.SummaryObject
+	}
 	for _, md := range mds {
 		var out *resolve.Rendered
 		for _, name := range s.Objects.Names(md) {
@@ -173,7 +177,7 @@ func (s *Store) list(ctx context.Context, options *metainternalversion.ListOptio
 			if out == nil {
 				out = s.Resolver.Resolve(ctx, md)
 			}
-			if obj, _ := s.Objects.Object(md, out, name, rv); obj != nil {
+			if obj, _ := object(md, out, name, rv); obj != nil {
 				objs = append(objs, obj)
 			}
 		}

@@ -2,7 +2,7 @@ package resolve
 
 import (
 	"bytes"
-	"compress/flate"
+	"github.com/klauspost/compress/flate"
 	"io"
 	"sync"
 )

@@ -4,27 +4,35 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 )
 
 // Rendered is the output of one MachineDeployment under one set of inputs: what
 // the API serves and the syncer writes. It is shared between requests and
 // must be treated as read-only.
 //
-// The rendered config and payloads are kept compressed: they are mostly text,
-// shrink 2-10x, and a cache of thousands of entries is otherwise the biggest
-// part of the process's memory. Unpacking a payload costs tens of
-// microseconds, far less than a render; the config is unpacked once, when the
-// API first serves it.
+// What every request needs — profile, summary of the config, payload sizes and
+// digests, errors — is kept as long as the MD's output is current. The rendered
+// config and payloads themselves (the body) are kept compressed, and a cached
+// output's body is charged to the render cache's byte budget: when the budget
+// drops it, the next reader renders the same inputs again (and checks the
+// digests), so a fleet larger than the budget costs renders for readers of
+// bodies only — never for a table of OSCs, nor for the syncer's check that its
+// Secrets are up to date.
 type Rendered struct {
 	// Profile is the OperatingSystemProfile the output was rendered from.
 	Profile osm.ProfileReference
 	// CloudProvider is the name of the config's cloud provider, so that
 	// payloads are served without unpacking the config.
 	CloudProvider string
+	// OSName, OSVersion and ProvisioningUtility are the config's, for
+	// tables, without unpacking the config.
+	OSName, OSVersion, ProvisioningUtility string
 	// Bootstrap and Provisioning are the exact user-data the Secrets hold.
 	Bootstrap, Provisioning Payload
 	// EdgeScript is the join script of an MD on cloud provider edge; its
@@ -48,23 +56,73 @@ type Rendered struct {
 	// Overlays are the overlays applied, in order (or tried: with Err).
 	Overlays []osm.OverlayReference
 
+	mu   sync.Mutex
+	body *body // nil once the cache dropped it (or for an output without one)
+	// budget is what body is charged to; nil keeps it for good.
+	budget *lru.Weighted[*Rendered]
+	// reload renders the same inputs again once body was dropped.
+	reload func() *Rendered
+	// reloading makes concurrent readers of a dropped body render once.
+	reloading sync.Mutex
+}
+
+// body is the rendered config and payloads of an output.
+type body struct {
 	// The config is packed until the API first serves it, then kept unpacked
 	// (and the packed copy dropped): the syncer never reads the config, so
 	// outputs only it used stay small, while the API serves an output again
 	// without decoding.
-	mu       sync.Mutex
 	config   []byte // packed JSON of an osm.OperatingSystemConfigSpec
 	unpacked *osm.OperatingSystemConfigSpec
+	// unpackedSize is the length of the JSON unpacked is decoded from.
+	unpackedSize int
+	payloads     [3][]byte // packed, by payloadIndex
 }
+
+// cost is what b is charged to the cache's budget: its bytes, an unpacked
+// config as its JSON's length and half as much again, and a few hundred
+// bytes of headers.
+func (b *body) cost() int64 {
+	n := int64(len(b.config)+b.unpackedSize*3/2) + 256
+	for _, p := range b.payloads {
+		n += int64(len(p))
+	}
+	return n
+}
+
+const (
+	bootstrapIndex = iota
+	provisioningIndex
+	edgeScriptIndex
+)
+
+// errDropped is the error of a body dropped without a way to render it again.
+var errDropped = errors.New("the rendered output was dropped from the render cache")
 
 // NewRendered returns the output of a successful render. cfg must have its
 // secrets redacted already.
 func NewRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, bootstrap, provisioning Payload) (*Rendered, error) {
-	e := &Rendered{Profile: profile, CloudProvider: cfg.CloudProvider.Name, Bootstrap: bootstrap, Provisioning: provisioning}
+	e := &Rendered{Profile: profile, body: &body{}}
+	e.summarize(cfg)
+	e.Bootstrap = e.attach(bootstrapIndex, bootstrap)
+	e.Provisioning = e.attach(provisioningIndex, provisioning)
 	if err := e.setConfig(cfg); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// SetEdgeScript sets the output's edge script payload.
+func (e *Rendered) SetEdgeScript(p Payload) {
+	e.EdgeScript = e.attach(edgeScriptIndex, p)
+}
+
+// attach moves the user-data of p into e's body; the payload returned reads
+// it from there.
+func (e *Rendered) attach(i int, p Payload) Payload {
+	e.body.payloads[i], p.packed = p.packed, nil
+	p.owner, p.index = e, i
+	return p
 }
 
 // NewFailed returns the output of a failed render; cfg, if not nil, says what
@@ -72,7 +130,8 @@ func NewRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 func NewFailed(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, err error) *Rendered {
 	e := &Rendered{Profile: profile, Err: err}
 	if cfg != nil {
-		e.CloudProvider = cfg.CloudProvider.Name
+		e.summarize(cfg)
+		e.body = &body{}
 		if perr := e.setConfig(cfg); perr != nil {
 			e.Err = fmt.Errorf("%w (and %w)", err, perr)
 		}
@@ -80,34 +139,115 @@ func NewFailed(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec,
 	return e
 }
 
+func (e *Rendered) summarize(cfg *osm.OperatingSystemConfigSpec) {
+	e.CloudProvider, e.OSName, e.OSVersion, e.ProvisioningUtility = cfg.CloudProvider.Name, cfg.OSName, cfg.OSVersion, cfg.ProvisioningUtility
+}
+
 func (e *Rendered) setConfig(cfg *osm.OperatingSystemConfigSpec) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("failed to encode the rendered config: %w", err)
 	}
-	e.config, err = pack(data)
+	e.body.config, err = pack(data)
 	return err
+}
+
+// Summary returns the part of the config a table shows (OS, version, cloud,
+// provisioning utility) without unpacking it.
+func (e *Rendered) Summary() *osm.OperatingSystemConfigSpec {
+	return &osm.OperatingSystemConfigSpec{OSName: e.OSName, OSVersion: e.OSVersion, ProvisioningUtility: e.ProvisioningUtility,
+		CloudProvider: osm.CloudProviderSpec{Name: e.CloudProvider}}
+}
+
+// loadBody returns e's body, rendering e's inputs again if the cache dropped
+// it; nil, nil for an output without one.
+func (e *Rendered) loadBody() (*body, error) {
+	e.mu.Lock()
+	b, budget, reload := e.body, e.budget, e.reload
+	e.mu.Unlock()
+	if b != nil {
+		if budget != nil {
+			budget.Touch(e)
+		}
+		return b, nil
+	}
+	if reload == nil {
+		return nil, nil
+	}
+	e.reloading.Lock()
+	defer e.reloading.Unlock()
+	e.mu.Lock()
+	b = e.body
+	e.mu.Unlock()
+	if b != nil { // another reader rendered it meanwhile
+		return b, nil
+	}
+	again := reload()
+	if again.Err != nil {
+		return nil, fmt.Errorf("%w; rendering it again failed: %w", errDropped, again.Err)
+	}
+	if again.body == nil || again.Bootstrap.SHA256 != e.Bootstrap.SHA256 || again.Provisioning.SHA256 != e.Provisioning.SHA256 ||
+		again.EdgeScript.SHA256 != e.EdgeScript.SHA256 {
+		return nil, fmt.Errorf("%w; rendering the same inputs again gave other payloads", errDropped)
+	}
+	e.mu.Lock()
+	e.body = again.body
+	b = e.body
+	e.mu.Unlock()
+	if budget != nil {
+		budget.Add(e, b.cost())
+	}
+	return b, nil
+}
+
+// drop lets go of e's body: the budget evicted it.
+func (e *Rendered) drop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.reload != nil {
+		e.body = nil
+	}
+}
+
+// cost is what e's body costs now; 0 without one.
+func (e *Rendered) cost() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.body == nil {
+		return 0
+	}
+	return e.body.cost()
 }
 
 // Config returns the rendered config, with secrets redacted; it is empty when
 // the output has none. The result is shared and must be treated as read-only.
 func (e *Rendered) Config() (*osm.OperatingSystemConfigSpec, error) {
+	b, err := e.loadBody()
+	if err != nil || b == nil {
+		return &osm.OperatingSystemConfigSpec{}, err
+	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.unpacked != nil {
-		return e.unpacked, nil
+	if b.unpacked != nil {
+		defer e.mu.Unlock()
+		return b.unpacked, nil
 	}
-	cfg := &osm.OperatingSystemConfigSpec{}
-	if e.config != nil {
-		data, err := unpack(e.config)
-		if err != nil {
-			return nil, fmt.Errorf("failed to unpack the rendered config: %w", err)
-		}
-		if err := json.Unmarshal(data, cfg); err != nil {
-			return nil, fmt.Errorf("failed to decode the rendered config: %w", err)
-		}
+	packed := b.config
+	e.mu.Unlock()
+	cfg, size, err := decodeConfig(packed)
+	if err != nil {
+		return nil, err
 	}
-	e.unpacked, e.config = cfg, nil
+	e.mu.Lock()
+	if b.unpacked == nil {
+		b.unpacked, b.unpackedSize, b.config = cfg, size, nil
+	}
+	cfg = b.unpacked
+	budget, current := e.budget, e.body == b
+	cost := b.cost()
+	e.mu.Unlock()
+	if budget != nil && current {
+		budget.Add(e, cost)
+	}
 	return cfg, nil
 }
 
@@ -116,23 +256,33 @@ func (e *Rendered) Config() (*osm.OperatingSystemConfigSpec, error) {
 // which must not make the cache hold every config unpacked. The result is
 // the caller's when it was unpacked for it, shared otherwise: read-only.
 func (e *Rendered) PeekConfig() (*osm.OperatingSystemConfigSpec, error) {
+	b, err := e.loadBody()
+	if err != nil || b == nil {
+		return &osm.OperatingSystemConfigSpec{}, err
+	}
 	e.mu.Lock()
-	unpacked, packed := e.unpacked, e.config
+	unpacked, packed := b.unpacked, b.config
 	e.mu.Unlock()
 	if unpacked != nil {
 		return unpacked, nil
 	}
+	cfg, _, err := decodeConfig(packed)
+	return cfg, err
+}
+
+func decodeConfig(packed []byte) (*osm.OperatingSystemConfigSpec, int, error) {
 	cfg := &osm.OperatingSystemConfigSpec{}
-	if packed != nil {
-		data, err := unpack(packed)
-		if err != nil {
-			return nil, fmt.Errorf("failed to unpack the rendered config: %w", err)
-		}
-		if err := json.Unmarshal(data, cfg); err != nil {
-			return nil, fmt.Errorf("failed to decode the rendered config: %w", err)
-		}
+	if packed == nil {
+		return cfg, 0, nil
 	}
-	return cfg, nil
+	data, err := unpack(packed)
+	if err != nil {
+		return nil, 0, fmt.Errorf("failed to unpack the rendered config: %w", err)
+	}
+	if err := json.Unmarshal(data, cfg); err != nil {
+		return nil, 0, fmt.Errorf("failed to decode the rendered config: %w", err)
+	}
+	return cfg, len(data), nil
 }
 
 // Payload is one rendered user-data.
@@ -143,6 +293,10 @@ type Payload struct {
 	// SHA256 is the hex-encoded digest of the user-data.
 	SHA256 string
 
+	// The user-data is in its output's body (owner), or, for a payload not
+	// attached to one yet, packed.
+	owner  *Rendered
+	index  int
 	packed []byte
 }
 
@@ -156,12 +310,23 @@ func NewPayload(format osm.PayloadFormat, data []byte) (Payload, error) {
 	return Payload{Format: format, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), packed: packed}, nil
 }
 
-// UserData returns the exact user-data.
+// UserData returns the exact user-data; it renders the output again when the
+// render cache dropped it.
 func (p Payload) UserData() ([]byte, error) {
-	if p.packed == nil {
+	packed := p.packed
+	if p.owner != nil {
+		b, err := p.owner.loadBody()
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the %s payload: %w", p.Format, err)
+		}
+		if b != nil {
+			packed = b.payloads[p.index]
+		}
+	}
+	if packed == nil {
 		return nil, nil
 	}
-	data, err := unpack(p.packed)
+	data, err := unpack(packed)
 	if err != nil {
 		return nil, fmt.Errorf("failed to unpack the %s payload: %w", p.Format, err)
 	}

@@ -66,8 +66,9 @@ type Config struct {
 	// container runtime, get their kubelet credentials; nil means the
 	// renderer's of Render (a new render.Renderer's when Render is set).
 	NodeJoin func(*ospv1alpha1.OperatingSystemProfile, []*overlaysv1alpha1.OperatingSystemProfileOverlay, string) (osm.NodeJoinMode, error)
-	// CacheSize bounds the render cache, in MachineDeployments.
-	CacheSize int
+	// CacheBytes bounds the rendered configs and payloads the render cache
+	// keeps (see Cache); <= 0 means DefaultCacheBytes.
+	CacheBytes int64
 	// ConcurrentRenders bounds the renders running at once; <= 0 means
 	// DefaultConcurrentRenders.
 	ConcurrentRenders int
@@ -91,9 +92,10 @@ func New(cfg Config) *Resolver {
 	if cfg.NodeJoin == nil {
 		cfg.NodeJoin = renderer.NodeJoin
 	}
-	cache := NewCache(cfg.CacheSize, cfg.ConcurrentRenders)
-	// One hash per MD, as many as the render cache holds renders.
-	return &Resolver{cfg: cfg, cache: cache, hashes: lru.New[types.UID, mdHash](cache.Size())}
+	cache := NewCache(cfg.CacheBytes, cfg.ConcurrentRenders)
+	// One hash per MD, as the render cache keeps one output per MD; Forget
+	// drops both when the MD goes.
+	return &Resolver{cfg: cfg, cache: cache, hashes: lru.New[types.UID, mdHash](maxMachineDeployments)}
 }
 
 // Pending reasons.
@@ -201,7 +203,7 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	if c != nil {
 		return r.cache.Run(render)
 	}
-	return r.cache.Get(cacheKey(md, mdHash, waiting, osp, ovs, f.Hash(), tokens), render)
+	return r.cache.Get(md.UID, cacheKey(md, mdHash, waiting, osp, ovs, f.Hash(), tokens), render)
 }
 
 // render renders md's payloads and the view.
@@ -286,8 +288,12 @@ func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 	if err != nil || res.EdgeScript == nil {
 		return out, err
 	}
-	out.EdgeScript, err = NewPayload(res.EdgeScript.Format, res.EdgeScript.UserData)
-	return out, err
+	edge, err := NewPayload(res.EdgeScript.Format, res.EdgeScript.UserData)
+	if err != nil {
+		return nil, err
+	}
+	out.SetEdgeScript(edge)
+	return out, nil
 }
 
 // newPreview is the output of a preview: the view's config unpacked, the
@@ -296,8 +302,9 @@ func newPreview(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec
 	if cfg == nil {
 		cfg = &osm.OperatingSystemConfigSpec{CloudProvider: osm.CloudProviderSpec{Name: res.Config.CloudProvider.Name}}
 	}
-	out := &Rendered{Profile: profile, CloudProvider: cfg.CloudProvider.Name, unpacked: cfg,
+	out := &Rendered{Profile: profile, body: &body{unpacked: cfg},
 		Bootstrap: digest(res.Bootstrap), Provisioning: digest(res.Provisioning)}
+	out.summarize(cfg)
 	if res.EdgeScript != nil {
 		out.EdgeScript = digest(*res.EdgeScript)
 	}
@@ -313,6 +320,7 @@ func digest(p render.Payload) Payload {
 // Forget drops what the resolver remembers about a deleted MD.
 func (r *Resolver) Forget(uid types.UID) {
 	r.hashes.Remove(uid)
+	r.cache.Forget(uid)
 }
 
 // requestedSpec is the config of an MD whose render failed or is pending: the

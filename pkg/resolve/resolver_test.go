@@ -98,7 +98,7 @@ func newFixture(t *testing.T, osps ...*ospv1alpha1.OperatingSystemProfile) *fixt
 		Facts:            f.facts,
 		Tokens:           StaticTokens{Kubelet: token, Fetch: "getter-secret-value"},
 		Render:           f.renderer.Render,
-		CacheSize:        100,
+		CacheBytes:       1 << 20,
 	})
 	return f
 }

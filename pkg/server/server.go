@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -62,8 +63,9 @@ type Config struct {
 	// ProfileNamespace holds the profiles of MDs that name no namespace, the
 	// default profiles and the syncer's Lease (--namespace).
 	ProfileNamespace string
-	// RenderCacheSize bounds the render cache, in MachineDeployments.
-	RenderCacheSize int
+	// RenderCacheBytes bounds the rendered configs and payloads the render
+	// cache keeps; <= 0 means resolve.DefaultCacheBytes.
+	RenderCacheBytes int64
 	// ConcurrentRenders bounds the renders running at once (0: the default).
 	ConcurrentRenders int
 	// WatchHistory is how many changes a watch can resume from.
@@ -175,6 +177,12 @@ func (c *Config) Complete() CompletedConfig {
 	if cfg.MachineJoin == (nodejoin.Options{}) {
 		cfg.MachineJoin = nodejoin.DefaultOptions()
 	}
+	// Innermost, so that the hint is set on what the API handlers see.
+	if chain := c.Generic.BuildHandlerChainFunc; chain != nil {
+		c.Generic.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
+			return chain(registry.WithTableHint(h), gc)
+		}
+	}
 	return CompletedConfig{&completedConfig{generic: c.Generic.Complete(), cfg: cfg}}
 }
 
@@ -227,7 +235,7 @@ func (c completedConfig) New() (*Server, error) {
 		Revisions:         machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
 		Overlays:          selector,
 		Render:            cfg.Render,
-		CacheSize:         cfg.RenderCacheSize,
+		CacheBytes:        cfg.RenderCacheBytes,
 		ConcurrentRenders: cfg.ConcurrentRenders,
 	})
 	// Every input of an output publishes its change to API watchers; the

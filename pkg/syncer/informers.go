@@ -86,6 +86,7 @@ func digestPayload(obj any) (any, error) {
 	}
 	delete(out.Data, machinecontroller.SecretDataKey)
 	out.Data[machinecontroller.SecretDataKey+digestKeySuffix] = []byte(sha256Hex(data))
+	machinecontroller.InternMeta(&out)
 	return &out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -44,7 +45,9 @@ type ServeOptions struct {
 	// ServiceNamespace is the namespace of the Service in front of the server,
 	// for the self-signed certificate.
 	ServiceNamespace string
-	// RenderCacheSize bounds the render cache, in MachineDeployments.
+	// RenderCacheMemory bounds the rendered configs and payloads kept, a quantity.
+	RenderCacheMemory string
+	// RenderCacheSize is the former count bound of the render cache: deprecated, ignored.
 	RenderCacheSize int
 	// ConcurrentRenders bounds the renders running at once.
 	ConcurrentRenders int
@@ -70,7 +73,7 @@ func NewServeOptions() *ServeOptions {
 		Cluster:           &options.ClusterFlags{},
 		Namespace:         "kube-system",
 		ServiceNamespace:  "kube-system",
-		RenderCacheSize:   resolve.DefaultCacheSize,
+		RenderCacheMemory: resource.NewQuantity(resolve.DefaultCacheBytes, resource.BinarySI).String(),
 		ConcurrentRenders: resolve.DefaultConcurrentRenders(),
 		WatchHistory:      changefeed.DefaultHistory,
 		MemoryLimit:       memoryLimitAuto,
@@ -105,7 +108,9 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
 	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
-	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Rendered MachineDeployments kept in memory (least recently used are dropped).")
+	fs.StringVar(&o.RenderCacheMemory, "render-cache-memory", o.RenderCacheMemory, "Bytes of rendered configs and payloads kept in memory, a quantity such as 32Mi (least recently used are dropped and rendered again when read). Every MachineDeployment's current output summary, payload sizes and digests are kept whatever the fleet size, so a table of OSCs and the syncer's checks never render again.")
+	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Ignored: the render cache keeps every MachineDeployment's output, bounded in bytes by --render-cache-memory.")
+	_ = fs.MarkDeprecated("render-cache-size", "the render cache is bounded in bytes: use --render-cache-memory")
 	fs.IntVar(&o.ConcurrentRenders, "max-concurrent-renders", o.ConcurrentRenders, "Renders running at once; more wait (osm_apiserver_render_waiting). A render may hold up to 32 MiB of template values, so this also bounds their memory. Default: twice the CPUs (GOMAXPROCS), at least 4.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft memory limit of the Go runtime (a quantity such as 256Mi; 0 for none). \"auto\": GOMEMLIMIT if set, else 75% of the container's memory limit if there is one, else none.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "Garbage collection target of the Go runtime, as GOGC (which wins when set): the heap may grow this many percent over what is live before a collection.")
@@ -127,8 +132,8 @@ func (o *ServeOptions) Validate() error {
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must not be empty"))
 	}
-	if o.RenderCacheSize < 1 {
-		errs = append(errs, fmt.Errorf("--render-cache-size must be positive, got %d", o.RenderCacheSize))
+	if q, err := resource.ParseQuantity(o.RenderCacheMemory); err != nil || q.Sign() <= 0 {
+		errs = append(errs, fmt.Errorf("--render-cache-memory must be a positive quantity such as 32Mi, got %q", o.RenderCacheMemory))
 	}
 	if o.ConcurrentRenders < 1 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-renders must be positive, got %d", o.ConcurrentRenders))

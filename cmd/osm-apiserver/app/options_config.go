@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/rest"
@@ -53,7 +54,7 @@ func (o *ServeOptions) Config() (*server.Config, error) {
 		Clusters:          clusters,
 		Facts:             facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
 		ProfileNamespace:  o.Namespace,
-		RenderCacheSize:   o.RenderCacheSize,
+		RenderCacheBytes:  renderCacheBytes(o.RenderCacheMemory),
 		ConcurrentRenders: o.ConcurrentRenders,
 		WatchHistory:      o.WatchHistory,
 	}
@@ -107,4 +108,13 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{})
 	return loader.ClientConfig()
+}
+
+// renderCacheBytes is --render-cache-memory in bytes (Validate checked it).
+func renderCacheBytes(flag string) int64 {
+	q, err := resource.ParseQuantity(flag)
+	if err != nil {
+		return 0 // the default
+	}
+	return q.Value()
 }

@@ -16,7 +16,8 @@ func TestServeFlags(t *testing.T) {
 	}{
 		{name: "defaults are valid"},
 		{name: "empty namespace", args: []string{"--namespace="}, wantErr: "--namespace"},
-		{name: "cache size", args: []string{"--render-cache-size=0"}, wantErr: "--render-cache-size"},
+		{name: "cache memory", args: []string{"--render-cache-memory=0"}, wantErr: "--render-cache-memory"},
+		{name: "cache memory not a quantity", args: []string{"--render-cache-memory=lots"}, wantErr: "--render-cache-memory"},
 		{name: "concurrent renders", args: []string{"--max-concurrent-renders=0"}, wantErr: "--max-concurrent-renders"},
 		{name: "node options are checked", args: []string{"--cluster-dns=not-an-ip"}, wantErr: "--cluster-dns"},
 	}

@@ -76,6 +76,17 @@ func (o objects) Object(md *clusterv1alpha1.MachineDeployment, out *resolve.Rend
 	return osc, nil
 }
 
+// SummaryObject implements registry.SummaryObjects: the OSC with only the
+// spec fields its table shows, for `kubectl get osc` (the rows carry object
+// metadata only), without unpacking the config.
+func (o objects) SummaryObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, _, rv string) (runtime.Object, error) {
+	osc := buildObject(md, out, out.Summary(), nil, rv)
+	if o.machines != nil {
+		osc.Status.Machines = o.machines.Summary(md)
+	}
+	return osc, nil
+}
+
 func (objects) Stub(md *clusterv1alpha1.MachineDeployment, name, rv string) runtime.Object {
 	return &osm.OperatingSystemConfig{ObjectMeta: registry.ObjectMeta(md, name, rv)}
 }
@@ -91,11 +102,20 @@ func (objects) List(objs []runtime.Object) runtime.Object {
 // newObject builds the OSC of md from its output.
 func newObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, rv string) *osm.OperatingSystemConfig {
 	spec, err := out.Config()
-	renderErr := out.Err
 	if err != nil {
 		// Not the MD's fault, but the OSC is where its state is shown.
 		klog.ErrorS(err, "Failed to read a rendered config", "machineDeployment", klog.KObj(md))
-		spec, renderErr = &osm.OperatingSystemConfigSpec{}, err
+		spec = &osm.OperatingSystemConfigSpec{}
+	}
+	return buildObject(md, out, spec, err, rv)
+}
+
+// buildObject builds the OSC of md from its output and spec; readErr is why
+// the spec could not be read.
+func buildObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, spec *osm.OperatingSystemConfigSpec, readErr error, rv string) *osm.OperatingSystemConfig {
+	renderErr := out.Err
+	if readErr != nil {
+		renderErr = readErr
 	}
 	if renderErr == nil && out.ViewErr != nil {
 		renderErr = fmt.Errorf("the payloads rendered, but this view of them (secrets replaced by placeholders) did not: %w", out.ViewErr)

@@ -2,6 +2,9 @@ package operatingsystemconfig
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/registrytest"
 )
 
@@ -297,5 +301,39 @@ func TestWatchRelabelling(t *testing.T) {
 		if ev := <-w.ResultChan(); ev.Type != want {
 			t.Fatalf("event %s, want %s", ev.Type, want)
 		}
+	}
+}
+
+// A `kubectl get osc` LIST builds its rows from the outputs' summaries; they
+// are the rows of the full objects.
+func TestTableFromSummaries(t *testing.T) {
+	r, _ := newTestREST()
+	var ctx context.Context
+	req := httptest.NewRequest(http.MethodGet, "/apis/osm.k8c.io/v1alpha1/operatingsystemconfigs", nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json")
+	registry.WithTableHint(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) { ctx = req.Context() })).ServeHTTP(httptest.NewRecorder(), req)
+	if !registry.TableOnly(ctx) {
+		t.Fatal("kubectl's table request not marked")
+	}
+	tables := make([]*metav1.Table, 2)
+	for i, ctx := range []context.Context{context.Background(), ctx} {
+		obj, err := r.List(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tables[i], err = r.ConvertToTable(ctx, obj, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(tables[1].Rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(tables[1].Rows))
+	}
+	for i := range tables[0].Rows {
+		if full, summary := fmt.Sprint(tables[0].Rows[i].Cells), fmt.Sprint(tables[1].Rows[i].Cells); full != summary {
+			t.Errorf("row %d from the summary: %s, from the object: %s", i, summary, full)
+		}
+	}
+	if files := tables[1].Rows[1].Object.Object.(*osm.OperatingSystemConfig).Spec.ProvisioningConfig.Files; len(files) != 0 {
+		t.Errorf("the summary unpacked the config: %d files", len(files))
 	}
 }

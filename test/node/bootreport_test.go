@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -117,7 +118,10 @@ func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, step, logLine 
 	// First the download of the broken file: the boot runs the steps before.
 	err := waitFor(ctx, "the mirror to serve "+b.name+"'s broken kubelet", registerTimeout, func() (string, error) {
 		if done, err := vm.Exited(); done {
-			return "", fmt.Errorf("the VM exited: %v", err)
+			if err == nil {
+				return "", errors.New("the VM exited")
+			}
+			return "", fmt.Errorf("the VM exited: %w", err)
 		}
 		if served().IsZero() {
 			return "not downloaded yet", nil

@@ -209,11 +209,29 @@ func checkMachineJoin(t *testing.T, run sandboxRun) {
 	if len(calls) != 1 {
 		t.Fatalf("curl calls %q, want one MachineJoin", calls)
 	}
-	for _, want := range []string{"--cacert ", "Authorization: Bearer " + fetchToken, serverURL + "/apis/osm.k8c.io/v1alpha1/namespaces/",
+	for _, want := range []string{"--cacert ", "-H @/etc/osm/report-auth ", serverURL + "/apis/osm.k8c.io/v1alpha1/namespaces/",
 		"/machinejoins", `"kind":"MachineJoin"`, `"machineName":"` + testMachine + `"`, `"bootID":"`} {
 		if !strings.Contains(calls[0], want) {
 			t.Errorf("the MachineJoin %q does not contain %q", calls[0], want)
 		}
+	}
+	// The fetch token goes to curl (and to osm-report) in a file only root reads.
+	if got, _ := run.changed("/etc/osm/report-auth"); got != "Authorization: Bearer "+fetchToken+"\n" {
+		t.Errorf("/etc/osm/report-auth = %q, want the fetch token's Authorization header", got)
+	}
+	if mode, ok := run.mode("/etc/osm/report-auth"); !ok || mode&0o077 != 0 {
+		t.Errorf("/etc/osm/report-auth has mode %o, want none for group and others", mode)
+	}
+	// osm-report reports to the MD's namespace, for this machine, over the verified TLS.
+	env, _ := run.changed("/etc/osm/report.env")
+	for _, want := range []string{"OSM_REPORT_SERVER=" + serverURL + "\n", "OSM_REPORT_CA=/", "OSM_REPORT_TOKEN_FILE=/etc/osm/report-auth\n",
+		"OSM_REPORT_NAMESPACE=kube-system\n", "OSM_REPORT_MACHINE=" + testMachine + "\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("/etc/osm/report.env = %q, want %q in it", env, want)
+		}
+	}
+	if got, _ := run.changed("/var/lib/osm/payload-fetched"); len(strings.Fields(got)) != 2 {
+		t.Errorf("/var/lib/osm/payload-fetched = %q, want the uptimes before and after the MachineJoin", got)
 	}
 	if got, _ := run.changed("/etc/kubernetes/bootstrap-kubelet.conf"); got != testKubeconfig {
 		t.Errorf("bootstrap-kubelet.conf = %q, want the answer's kubeconfig", got)

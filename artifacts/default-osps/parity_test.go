@@ -97,6 +97,8 @@ var parityExceptions = []parityException{
 	{"osp-flatcar-cloud-init", "setup: downloads of CNI plugins, crictl, kubelet and kubectl", operatorLinks, "", "/opt/bin is on Flatcar's PATH"},
 	{"osp-flatcar", "bootstrap: the MachineJoin", "--cacert /etc/kubernetes/pki/ca.crt", "--cacert /var/lib/osm/bootstrap-ca.crt",
 		"the bootstrap keeps its CA apart from /etc/kubernetes/pki/ca.crt, which the provisioning Ignition config writes on the next boot"},
+	{"osp-flatcar", "bootstrap: the MachineJoin", "OSM_REPORT_CA=/etc/kubernetes/pki/ca.crt", "OSM_REPORT_CA=/var/lib/osm/bootstrap-ca.crt",
+		"osm-report verifies the API server with the bootstrap's CA, as the MachineJoin does"},
 	{"osp-flatcar", "bootstrap: cloud-init rerun", "", "ABSENT", "Flatcar with Ignition applies the config with Ignition on a reboot"},
 	{"osp-flatcar-cloud-init", "bootstrap: cloud-init rerun", "", "ABSENT", "Flatcar applies cloud-config with coreos-cloudinit"},
 }

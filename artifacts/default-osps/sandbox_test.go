@@ -112,6 +112,16 @@ func (r sandboxRun) changed(path string) (string, bool) {
 	return string(b), err == nil
 }
 
+// mode returns the permission bits of what the script left at an absolute
+// path, and whether it wrote one.
+func (r sandboxRun) mode(path string) (os.FileMode, bool) {
+	fi, err := os.Stat(filepath.Join(r.changes, path))
+	if err != nil {
+		return 0, false
+	}
+	return fi.Mode().Perm(), true
+}
+
 // called returns the stub calls that start with prefix.
 func (r sandboxRun) called(prefix string) []string {
 	var found []string

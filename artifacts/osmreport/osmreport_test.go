@@ -238,3 +238,33 @@ func TestStartOkFail(t *testing.T) {
 		t.Errorf("fail record %+v, ok record %+v", f, records[1].Spec)
 	}
 }
+
+// TestOkWithDurationAndHeaderTokenFile: a step measured elsewhere (the
+// bootstrap's MachineJoin, before osm-report was on the node) is reported
+// with its duration, and the token file may hold the "Authorization: Bearer"
+// line the bootstrap gives curl with -H @FILE.
+func TestOkWithDurationAndHeaderTokenFile(t *testing.T) {
+	s := newServer(t)
+	n := newNode(t, s)
+	header := filepath.Join(n.dir, "auth")
+	if err := os.WriteFile(header, []byte("Authorization: Bearer "+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"OSM_REPORT_TOKEN_FILE=" + header}
+	if code, out := n.osmReport(t, env, "ok", "payload-fetched", "--duration", "12.5"); code != 0 {
+		t.Fatalf("osm-report ok --duration: exit %d (%s)", code, out)
+	}
+	if code, out := n.osmReport(t, env, "ok", "packages", "--duration", "soon"); code != 0 {
+		t.Fatalf("osm-report ok --duration soon: exit %d (%s)", code, out)
+	}
+	records, _ := s.got()
+	if len(records) != 2 {
+		t.Fatalf("records %+v, want two", records)
+	}
+	if d := records[0].Spec.Duration; records[0].Spec.Phase != v1alpha1.StepPhaseSucceeded || d == nil || d.Duration != 12500*time.Millisecond {
+		t.Errorf("record %+v, want payload-fetched Succeeded after 12.5s", records[0].Spec)
+	}
+	if d := records[1].Spec.Duration; d != nil {
+		t.Errorf("record %+v: an invalid --duration must send none (the step was not started)", records[1].Spec)
+	}
+}

@@ -22,6 +22,9 @@ type boot struct {
 	reboot   bool   // reboot once Ready; the node must come back Ready, with its addresses
 	edge     bool   // booted without user-data; the MD's join script is run in it
 	overlay  bool   // an overlay adds a CA and a unit to the MD (overlay_test.go)
+	// brokenKubelet: the VM's mirror serves a corrupted kubelet; the machine
+	// must report the failed step, and the VM stops then (bootreport_test.go).
+	brokenKubelet bool
 }
 
 var boots = []boot{
@@ -31,6 +34,8 @@ var boots = []boot{
 		podCIDRs: "10.244.2.0/24,fd00:10:244:2::/64", reboot: true},
 	{name: "edge", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4",
 		podCIDRs: "10.244.3.0/24", edge: true},
+	{name: "broken-kubelet", md: "ubuntu-broken", node: "ubuntu-broken-7f6b5-k9z3d", cloud: "kubevirt", ipFamily: "IPv4",
+		brokenKubelet: true},
 }
 
 // Bounds of the steps of a boot under TCG on a busy 2-core machine; a boot
@@ -79,11 +84,24 @@ func runBoot(t *testing.T, b boot) error {
 		diagnose(vm, b)
 		return err
 	}
+	if b.brokenKubelet {
+		const step = "kubelet-binaries"
+		after, err := waitFailedReport(ctx, vm, b, step, "computed checksum did NOT match", env.servers.brokenServed.get)
+		if err != nil {
+			return fail(err)
+		}
+		report("%s: reported Failed at %s after %d s", label, step, int(after.Seconds()))
+		return nil // the VM stops here: it would never join
+	}
 	readyAfter, err := joinNode(ctx, vm, b)
 	if err != nil {
 		return fail(err)
 	}
-	report("%s: Ready after %d s, pod Running", label, int(readyAfter.Seconds()))
+	steps, bootReport, err := checkBootReport(ctx, vm, b)
+	if err != nil {
+		return fail(err)
+	}
+	report("%s: Ready after %d s, pod Running; reported steps: %s", label, int(readyAfter.Seconds()), steps)
 	if err := checkReplayRefused(ctx, vm, b); err != nil {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}
@@ -101,7 +119,10 @@ func runBoot(t *testing.T, b boot) error {
 	if err != nil {
 		return fail(fmt.Errorf("after the reboot: %w", err))
 	}
-	report("%s: Ready after %d s, pod Running", label, int(readyAfter.Seconds()))
+	if err := checkNotReportedAgain(ctx, b, bootReport); err != nil {
+		return fail(fmt.Errorf("after the reboot: %w", err))
+	}
+	report("%s: Ready after %d s, pod Running, not reported again", label, int(readyAfter.Seconds()))
 	return nil
 }
 
@@ -123,6 +144,10 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 		userData = nodevm.MachineUserData(secret, b.node)
 	}
 	k := env.kit
+	mirror := env.servers.mirrorAddr
+	if b.brokenKubelet {
+		mirror = env.servers.brokenMirrorAddr
+	}
 	cfg := nodevm.Config{
 		Name:      b.node,
 		Dir:       filepath.Join(env.dir, "vms", b.name),
@@ -138,7 +163,7 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 		Accel:     nodevm.Accel(env.accel),
 		Forwards: []nodevm.Forward{
 			{GuestAddr: k.guestAddr, GuestPort: k.ports.apiserver, HostPort: atoi(env.kubePort)},
-			{GuestAddr: k.guestAddr, GuestPort: k.ports.mirror, HostPort: env.servers.port(env.servers.mirrorAddr)},
+			{GuestAddr: k.guestAddr, GuestPort: k.ports.mirror, HostPort: env.servers.port(mirror)},
 			{GuestAddr: k.guestAddr, GuestPort: k.ports.registry, HostPort: env.servers.port(env.servers.registryAddr)},
 		},
 	}

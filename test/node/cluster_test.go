@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 )
 
@@ -59,6 +60,9 @@ func startCluster(ctx context.Context) error {
 	}
 	env.kubePort = vars["KUBE_PORT"]
 	if env.kube, err = kubernetes.NewForConfig(env.config); err != nil {
+		return err
+	}
+	if env.osm, err = osmclient.NewForConfig(env.config); err != nil {
 		return err
 	}
 	if env.dynamic, err = dynamic.NewForConfig(env.config); err != nil {

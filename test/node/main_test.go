@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
@@ -38,6 +39,7 @@ var env struct {
 	kubePort string
 	config   *rest.Config
 	kube     kubernetes.Interface
+	osm      osmclient.Interface
 	dynamic  dynamic.Interface
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -19,8 +21,12 @@ import (
 // Both listen on 127.0.0.1 only and log every request for the diagnostics.
 type servers struct {
 	mirrorAddr, registryAddr string
-	mirrorLog, registryLog   string
-	closers                  []func()
+	// brokenMirrorAddr serves the mirror with a corrupted kubelet (its
+	// checksum file unchanged), for the broken-kubelet boot.
+	brokenMirrorAddr       string
+	brokenServed           servedAt
+	mirrorLog, registryLog string
+	closers                []func()
 }
 
 func startServers(k *kit, dir string) (*servers, error) {
@@ -39,6 +45,11 @@ func startServers(k *kit, dir string) (*servers, error) {
 	s.closers = append(s.closers, func() { _ = mirrorLog.Close(); _ = registryLog.Close() })
 	mirror := logRequests(log.New(mirrorLog, "", log.LstdFlags), http.FileServer(http.Dir(filepath.Join(k.dir, "mirror"))))
 	if s.mirrorAddr, err = s.serve(mirror); err != nil {
+		s.close()
+		return nil, err
+	}
+	broken := logRequests(log.New(mirrorLog, "broken-kubelet mirror: ", log.LstdFlags), brokenKubelet(mirror, &s.brokenServed))
+	if s.brokenMirrorAddr, err = s.serve(broken); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -99,5 +110,39 @@ func logRequests(l *log.Logger, h http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, req)
 		l.Printf("%s %s %d", req.Method, req.URL.Path, rec.status)
+	})
+}
+
+// servedAt is when a server first served something.
+type servedAt struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (s *servedAt) mark() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at.IsZero() {
+		s.at = time.Now()
+	}
+}
+
+func (s *servedAt) get() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.at
+}
+
+// brokenKubelet serves mirror, but the kubelet binaries as a mirror that
+// corrupted them would: other bytes than their checksum files name.
+func brokenKubelet(mirror http.Handler, served *servedAt) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/bin/linux/amd64/kubelet") {
+			mirror.ServeHTTP(w, r)
+			return
+		}
+		served.mark()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write([]byte("this is not the kubelet: the mirror corrupted it\n"))
 	})
 }

@@ -1,0 +1,174 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
+)
+
+// reportedSteps are the steps the default profiles report (osm-setup under
+// osm-report), in order; the last one ends provisioning.
+var reportedSteps = []string{"payload-fetched", "packages", "container-runtime", "kubelet-binaries", "kubelet-configured", "kubelet-started"}
+
+// bootReportTimeout bounds the wait for a report to be complete: the last
+// step is reported when the kubelet starts, before the node registers, so
+// it is normally there by the time the node is Ready.
+const bootReportTimeout = 2 * time.Minute
+
+// getBootReport reads the machine's BootReport through the aggregated API,
+// as `kubectl get bootreports -n node-test NAME -o yaml` does.
+func getBootReport(ctx context.Context, machine string) (*v1alpha1.BootReport, error) {
+	return env.osm.OsmV1alpha1().BootReports(testNamespace).Get(ctx, machine, metav1.GetOptions{})
+}
+
+// checkBootReport waits until the machine's BootReport is Succeeded with
+// every step of reportedSteps Succeeded, from the boot the node runs, and
+// returns the steps' durations as the summary line shows them.
+func checkBootReport(ctx context.Context, vm *nodevm.VM, b boot) (string, *v1alpha1.BootReport, error) {
+	var r *v1alpha1.BootReport
+	err := waitFor(ctx, "BootReport "+b.node+" Succeeded", bootReportTimeout, func() (string, error) {
+		var err error
+		if r, err = getBootReport(ctx, b.node); err != nil {
+			return "BootReport " + b.node + ": " + err.Error(), nil
+		}
+		return bootReportPending(r), nil
+	})
+	if err != nil {
+		if r != nil {
+			err = fmt.Errorf("%w; report: %s", err, describeReport(r))
+		}
+		return "", r, err
+	}
+	var d []string
+	for _, s := range r.Status.Steps {
+		if s.Duration != nil {
+			d = append(d, fmt.Sprintf("%s %.0f s", s.Name, s.Duration.Seconds()))
+		}
+	}
+	progress("%s: BootReport %s Succeeded, %d boot(s), boot %s: %s", b.name, b.node, r.Status.Boots, r.Spec.BootID, strings.Join(d, ", "))
+	return strings.Join(d, ", "), r, nil
+}
+
+// bootReportPending says what keeps r from being complete ("" when it is).
+func bootReportPending(r *v1alpha1.BootReport) string {
+	if r.Status.State != v1alpha1.BootStateSucceeded {
+		return fmt.Sprintf("state %q at step %q: %s", r.Status.State, r.Status.Step, r.Status.Message)
+	}
+	byName := map[string]v1alpha1.BootReportStep{}
+	for _, s := range r.Status.Steps {
+		byName[s.Name] = s
+	}
+	var missing []string
+	for _, name := range reportedSteps {
+		s, ok := byName[name]
+		switch {
+		case !ok:
+			missing = append(missing, name+" not reported")
+		case s.Phase != v1alpha1.StepPhaseSucceeded:
+			missing = append(missing, name+" "+string(s.Phase))
+		case s.Duration == nil:
+			missing = append(missing, name+" without a duration")
+		}
+	}
+	return strings.Join(missing, ", ")
+}
+
+func describeReport(r *v1alpha1.BootReport) string {
+	var s []string
+	for _, st := range r.Status.Steps {
+		s = append(s, fmt.Sprintf("%s=%s", st.Name, st.Phase))
+	}
+	return fmt.Sprintf("state %s, step %s, message %q, steps %s", r.Status.State, r.Status.Step, r.Status.Message, strings.Join(s, " "))
+}
+
+// checkNotReportedAgain: a node that rebooted after provisioning sends
+// nothing, so its report still shows the first boot.
+func checkNotReportedAgain(ctx context.Context, b boot, before *v1alpha1.BootReport) error {
+	r, err := getBootReport(ctx, b.node)
+	if err != nil {
+		return err
+	}
+	if r.Spec.BootID != before.Spec.BootID || r.Status.Boots != before.Status.Boots || r.Status.State != v1alpha1.BootStateSucceeded {
+		return fmt.Errorf("BootReport %s changed after the reboot: boot %s (%d boots, %s), was %s (%d boots)",
+			b.node, r.Spec.BootID, r.Status.Boots, r.Status.State, before.Spec.BootID, before.Status.Boots)
+	}
+	return nil
+}
+
+// failedReportTimeout is how long after the mirror served the broken file
+// the test waits for the Failed report and the Event (the acceptance says 60 s).
+const failedReportTimeout = 60 * time.Second
+
+// waitFailedReport waits, from the moment the mirror served the broken
+// kubelet, until the machine's BootReport is Failed at step, the step's log
+// tail has a line containing logLine, and the MachineDeployment has the
+// Warning Event naming the machine. It returns the step reported and how long
+// after the download all of that was visible.
+func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, step, logLine string, served func() time.Time) (time.Duration, error) {
+	units := func() string { return guestUnits(ctx, vm) }
+	// First the download of the broken file: the boot runs the steps before.
+	err := waitFor(ctx, "the mirror to serve "+b.name+"'s broken kubelet", registerTimeout, func() (string, error) {
+		if done, err := vm.Exited(); done {
+			if err == nil {
+				return "", errors.New("the VM exited")
+			}
+			return "", fmt.Errorf("the VM exited: %w", err)
+		}
+		if served().IsZero() {
+			return "not downloaded yet", nil
+		}
+		return "", nil
+	}, units)
+	if err != nil {
+		return 0, err
+	}
+	start := served()
+	progress("%s: the mirror served the broken kubelet %d s after the VM started", b.name, int(start.Sub(vm.Started).Seconds()))
+	var r *v1alpha1.BootReport
+	err = waitFor(ctx, "BootReport "+b.node+" Failed at "+step+" and its Event", failedReportTimeout, func() (string, error) {
+		var err error
+		if r, err = getBootReport(ctx, b.node); err != nil {
+			return "BootReport " + b.node + ": " + err.Error(), nil
+		}
+		if r.Status.State != v1alpha1.BootStateFailed || r.Status.Step != step {
+			return fmt.Sprintf("state %q at step %q: %s", r.Status.State, r.Status.Step, r.Status.Message), nil
+		}
+		var tail string
+		for _, s := range r.Status.Steps {
+			if s.Name == step {
+				tail = s.LogTail
+			}
+		}
+		if !strings.Contains(tail, logLine) {
+			return fmt.Sprintf("the log tail of %s has no %q: %q", step, logLine, tail), nil
+		}
+		events, err := env.kube.CoreV1().Events(testNamespace).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+			"involvedObject.kind": "MachineDeployment", "involvedObject.name": b.md, "reason": "NodeProvisioningFailed",
+		}.String()})
+		if err != nil {
+			return "", err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, b.node) && strings.Contains(e.Message, step) {
+				return "", nil
+			}
+		}
+		return fmt.Sprintf("no Warning Event NodeProvisioningFailed on MachineDeployment %s naming %s and %s (%d events)", b.md, b.node, step, len(events.Items)), nil
+	})
+	if err != nil {
+		if r != nil {
+			err = fmt.Errorf("%w; report: %s", err, describeReport(r))
+		}
+		return 0, err
+	}
+	return time.Since(start), nil
+}

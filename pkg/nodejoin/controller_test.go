@@ -192,7 +192,7 @@ func TestControllerApprovesOwnNodeAndRevokesAfterJoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.machineSource.Delete(m)
+	r.machineSource.Delete(m.DeepCopy()) // as a watch delivers it: not the cached object
 	r.eventually("identity gone with the machine", func() bool { return !r.identity(key) })
 }
 

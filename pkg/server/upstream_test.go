@@ -32,7 +32,11 @@ func TestUpstreamCheckWarnsWithoutFailing(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go u.run(ctx)
+	// The fake discovery's resources are read without a lock: the check is
+	// stopped while the test changes them.
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	checking := make(chan struct{})
+	go func() { defer close(checking); u.run(checkCtx) }()
 	eventually := func(what string, cond func() bool) {
 		t.Helper()
 		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
@@ -54,7 +58,10 @@ func TestUpstreamCheckWarnsWithoutFailing(t *testing.T) {
 			events.Items[0].InvolvedObject.Name == "v1alpha1.osm.k8c.io"
 	})
 
+	stopCheck()
+	<-checking
 	kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = nil
+	go u.run(ctx)
 	if err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "operatingsystemmanager.k8c.io", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

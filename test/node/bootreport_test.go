@@ -180,7 +180,7 @@ func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, f failure, see
 		return r, err
 	}
 	// First the download of the broken file: the boot runs the steps before.
-	err := waitFor(ctx, "the mirror to serve "+b.name+"'s "+f.what, registerTimeout, func() (string, error) {
+	err := waitFor(ctx, "the broken mirror to serve "+b.node+" "+f.what, registerTimeout, func() (string, error) {
 		if done, err := vm.Exited(); done {
 			if err == nil {
 				return "", errors.New("the VM exited")

@@ -6,7 +6,7 @@
 # Debian's packages. Progress goes to stderr.
 #
 # Cached under ${OSM_CACHE_DIR:-~/.cache/osm-apiserver}/node/<key>, where the key names the
-# versions; the parts (Go binaries, the Debian root file system) are cached beside it, so a
+# versions and hashes the rest (these scripts, osp-ubuntu.yaml); the parts (Go binaries, the Debian root file system) are cached beside it, so a
 # failed step does not redo the ones before it. A warm call returns at once. The first
 # build took ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet
 # and kubectl (hack/build-cluster-binaries.sh, which this calls for them).
@@ -15,6 +15,8 @@ set -euo pipefail
 shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The profile the node test boots; the kit is made for it and checked against it.
+OSP="$ROOT/artifacts/default-osps/osp-ubuntu.yaml"
 KUBE_VERSION="${KUBE_VERSION:-v1.37.1}"
 CONTAINERD_VERSION=v2.2.9
 CONTAINERD_DEB_VERSION="${CONTAINERD_VERSION#v}-1"
@@ -47,7 +49,7 @@ die() { log "error: $*"; exit 1; }
 
 # The OSP's own default for a download variable, e.g. osp_default OSM_CNI_VERSION -> v1.9.1.
 osp_default() {
-  sed -n "s/.*\${$1:-\([^}]*\)}.*/\1/p" "$ROOT/artifacts/default-osps/osp-ubuntu.yaml" | head -n1
+  sed -n "s/.*\${$1:-\([^}]*\)}.*/\1/p" "$OSP" | head -n1
 }
 
 # /etc/environment of the image: Ubuntu's PATH line, and the documented download overrides
@@ -71,9 +73,14 @@ guest_environment() {
 }
 
 ENVIRONMENT="$(guest_environment)"
-# What no version names: the image's /etc/environment and packages, and these scripts.
-cfg_hash=$(printf '%s\n' "$ENVIRONMENT" "$(rootfs_hash)" "$(cat "$ROOT/hack/node-kit.sh" "$ROOT"/hack/lib/node-kit-*.sh)" |
-  sha256sum | cut -c1-8)
+# What no version names: the image's /etc/environment and packages, these scripts, and the
+# OSP the kit was checked against (its download defaults make /etc/environment, its apt
+# installs must be in the image: check_osp_packages). An OSP change makes a new kit; only
+# the cheap apt repository, image and mirror steps run again (the parts stay cached).
+# Nothing else of the repository goes into the kit: osm-report and the payloads come from
+# the osm-apiserver the test runs.
+cfg_hash=$(printf '%s\n' "$ENVIRONMENT" "$(rootfs_hash)" "$(cat "$ROOT/hack/node-kit.sh" "$ROOT"/hack/lib/node-kit-*.sh)" \
+  "$(sha256sum <"$OSP")" | sha256sum | cut -c1-8)
 KEY="v${KIT_FORMAT}-kube-${KUBE_VERSION}_containerd-${CONTAINERD_VERSION}_runc-${RUNC_VERSION}_cni-${CNI_VERSION}_crictl-${CRICTL_VERSION}_debian-${SUITE}_cfg-${cfg_hash}"
 KIT="$NODE_CACHE/$KEY"
 
@@ -120,6 +127,9 @@ step_done() {
 }
 
 log "building the node kit $KEY"
+# Before anything slow, and on every build: the root file system's cached part is keyed by
+# its package list, not by the OSP.
+check_osp_packages
 log "once per version set: measured ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet if not built yet"
 rm -rf "$KIT.tmp"
 mkdir -p "$KIT.tmp/mirror"

@@ -20,7 +20,7 @@ OTHER_PROVIDER_PACKAGES=" open-vm-tools "
 # check_osp_packages: fails when osp-ubuntu apt-installs a package the image lacks.
 check_osp_packages() {
   local p pkgs
-  pkgs=$(sed -n 's/^ *apt_install \([a-z0-9][a-z0-9 .+-]*\)$/\1/p' "$ROOT/artifacts/default-osps/osp-ubuntu.yaml")
+  pkgs=$(sed -n 's/^ *apt_install \([a-z0-9][a-z0-9 .+-]*\)$/\1/p' "$OSP")
   for p in $pkgs; do
     [[ $OTHER_PROVIDER_PACKAGES == *" $p "* ]] && continue
     [[ " ${IMAGE_PACKAGES[*]} " == *" $p "* ]] || die "osp-ubuntu installs $p; add it to IMAGE_PACKAGES in hack/lib/node-kit-image.sh"
@@ -38,7 +38,6 @@ rootfs_hash() { { debian_sources; printf '%s\n' "${IMAGE_PACKAGES[@]}"; } | sha2
 build_rootfs() {
   local part=$1 src=()
   [ -s "$part" ] && return 0
-  check_osp_packages
   mapfile -t src < <(debian_sources)
   # No documentation, manual pages or translations: a smaller image fills faster.
   mmdebstrap --quiet --variant=apt --include="$(IFS=,; echo "${IMAGE_PACKAGES[*]}")" \

@@ -108,22 +108,89 @@ func checkNotReportedAgain(ctx context.Context, b boot, before *v1alpha1.BootRep
 // the test waits for the Failed report and the Event (the acceptance says 60 s).
 const failedReportTimeout = 60 * time.Second
 
-// waitFailedReport waits, from the moment the mirror served the broken
-// kubelet, until the machine's BootReport is Failed at step, the step's log
-// tail has a line containing logLine, and the MachineDeployment has the
-// Warning Event naming the machine. It returns the step reported and how long
-// after the download all of that was visible.
-func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, step, logLine string, served func() time.Time) (time.Duration, error) {
+// failure is one failure the broken-mirror boot provokes.
+type failure struct {
+	name    string // in the summary line: node-test osp-ubuntu <name>: reported Failed at ...
+	what    string // what the mirror breaks, for the progress lines
+	step    string // the step that must fail
+	logLine string // what the step's log tail must have
+	// served is when the mirror first served the broken file (zero before).
+	served func() time.Time
+}
+
+// brokenMirrorFailures are the broken-mirror boot's two phases: apt finds no
+// containerd.io package (osm-setup's first run), then, the package back,
+// the kubelet does not match its checksum (osm-setup's retry 30 s later).
+func brokenMirrorFailures() []failure {
+	m := env.servers.broken
+	return []failure{
+		{name: "broken-containerd", what: "a 404 for the containerd.io package", step: "container-runtime", logLine: "404  Not Found", served: m.debRefused.get},
+		{name: "broken-kubelet", what: "the corrupted kubelet", step: "kubelet-binaries", logLine: "computed checksum did NOT match", served: m.kubeletServed.get},
+	}
+}
+
+// runBrokenMirror runs the broken-mirror boot: each failure must be reported
+// within failedReportTimeout of the mirror serving the broken file, and
+// between them the report must turn Provisioning again when osm-setup
+// retries. The VM stops after the second failure: it would never join.
+func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
+	fs := brokenMirrorFailures()
+	after, err := waitFailedReport(ctx, vm, b, fs[0], nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs[0].name, err)
+	}
+	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[0].name, fs[0].step, int(after.Seconds()))
+
+	// The package is back; osm-setup runs every step again after 30 s.
+	env.servers.broken.serveContainerd()
+	fixed := time.Now()
+	var again string // the step the report was first seen Provisioning at
+	seen := func(r *v1alpha1.BootReport) {
+		if again == "" && r.Status.State == v1alpha1.BootStateProvisioning {
+			again = r.Status.Step
+			progress("%s: BootReport %s Provisioning again at step %s, %d s after the mirror served the package again",
+				b.name, b.node, again, int(time.Since(fixed).Seconds()))
+		}
+	}
+	after, err = waitFailedReport(ctx, vm, b, fs[1], seen)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs[1].name, err)
+	}
+	if again == "" {
+		return fmt.Errorf("%s: BootReport %s went from Failed at %s to Failed at %s without being Provisioning in between (osm-setup's retry)",
+			fs[1].name, b.node, fs[0].step, fs[1].step)
+	}
+	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[1].name, fs[1].step, int(after.Seconds()))
+	return nil
+}
+
+// waitFailedReport waits, from the moment the mirror served f's broken file,
+// until the machine's BootReport is Failed at f.step, the step's log tail has
+// a line containing f.logLine, and the MachineDeployment has the Warning
+// Event of that failure (one per failure: the message names the machine and
+// the step). It returns how long after the download all of that was visible.
+// seen, if not nil, is shown every report read while waiting.
+func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, f failure, seen func(*v1alpha1.BootReport)) (time.Duration, error) {
 	units := func() string { return guestUnits(ctx, vm) }
+	read := func() (*v1alpha1.BootReport, error) {
+		r, err := getBootReport(ctx, b.node)
+		if err == nil && seen != nil {
+			seen(r)
+		}
+		return r, err
+	}
 	// First the download of the broken file: the boot runs the steps before.
-	err := waitFor(ctx, "the mirror to serve "+b.name+"'s broken kubelet", registerTimeout, func() (string, error) {
+	err := waitFor(ctx, "the broken mirror to serve "+b.node+" "+f.what, registerTimeout, func() (string, error) {
 		if done, err := vm.Exited(); done {
 			if err == nil {
 				return "", errors.New("the VM exited")
 			}
 			return "", fmt.Errorf("the VM exited: %w", err)
 		}
-		if served().IsZero() {
+		if seen != nil {
+			_, _ = read() // only watched here; errors are the next read's
+		}
+		if f.served().IsZero() {
 			return "not downloaded yet", nil
 		}
 		return "", nil
@@ -131,25 +198,26 @@ func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, step, logLine 
 	if err != nil {
 		return 0, err
 	}
-	start := served()
-	progress("%s: the mirror served the broken kubelet %d s after the VM started", b.name, int(start.Sub(vm.Started).Seconds()))
+	start := f.served()
+	progress("%s: the mirror served %s %d s after the VM started", b.name, f.what, int(start.Sub(vm.Started).Seconds()))
 	var r *v1alpha1.BootReport
-	err = waitFor(ctx, "BootReport "+b.node+" Failed at "+step+" and its Event", failedReportTimeout, func() (string, error) {
+	want := "machine " + b.node + ": step " + f.step + " failed"
+	err = waitFor(ctx, "BootReport "+b.node+" Failed at "+f.step+" and its Event", failedReportTimeout, func() (string, error) {
 		var err error
-		if r, err = getBootReport(ctx, b.node); err != nil {
+		if r, err = read(); err != nil {
 			return "BootReport " + b.node + ": " + err.Error(), nil
 		}
-		if r.Status.State != v1alpha1.BootStateFailed || r.Status.Step != step {
+		if r.Status.State != v1alpha1.BootStateFailed || r.Status.Step != f.step {
 			return fmt.Sprintf("state %q at step %q: %s", r.Status.State, r.Status.Step, r.Status.Message), nil
 		}
 		var tail string
 		for _, s := range r.Status.Steps {
-			if s.Name == step {
+			if s.Name == f.step {
 				tail = s.LogTail
 			}
 		}
-		if !strings.Contains(tail, logLine) {
-			return fmt.Sprintf("the log tail of %s has no %q: %q", step, logLine, tail), nil
+		if !strings.Contains(tail, f.logLine) {
+			return fmt.Sprintf("the log tail of %s has no %q: %q", f.step, f.logLine, tail), nil
 		}
 		events, err := env.kube.CoreV1().Events(testNamespace).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
 			"involvedObject.kind": "MachineDeployment", "involvedObject.name": b.md, "reason": "NodeProvisioningFailed",
@@ -158,11 +226,11 @@ func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, step, logLine 
 			return "", err
 		}
 		for _, e := range events.Items {
-			if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, b.node) && strings.Contains(e.Message, step) {
+			if e.Type == corev1.EventTypeWarning && strings.HasPrefix(e.Message, want) {
 				return "", nil
 			}
 		}
-		return fmt.Sprintf("no Warning Event NodeProvisioningFailed on MachineDeployment %s naming %s and %s (%d events)", b.md, b.node, step, len(events.Items)), nil
+		return fmt.Sprintf("no Warning Event NodeProvisioningFailed on MachineDeployment %s saying %q (%d events)", b.md, want, len(events.Items)), nil
 	})
 	if err != nil {
 		if r != nil {

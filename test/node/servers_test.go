@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -21,10 +22,10 @@ import (
 // Both listen on 127.0.0.1 only and log every request for the diagnostics.
 type servers struct {
 	mirrorAddr, registryAddr string
-	// brokenMirrorAddr serves the mirror with a corrupted kubelet (its
-	// checksum file unchanged), for the broken-kubelet boot.
+	// brokenMirrorAddr serves the mirror without the containerd.io package,
+	// then with a corrupted kubelet, for the broken-mirror boot.
 	brokenMirrorAddr       string
-	brokenServed           servedAt
+	broken                 *brokenMirror
 	mirrorLog, registryLog string
 	closers                []func()
 }
@@ -48,7 +49,8 @@ func startServers(k *kit, dir string) (*servers, error) {
 		s.close()
 		return nil, err
 	}
-	broken := logRequests(log.New(mirrorLog, "broken-kubelet mirror: ", log.LstdFlags), brokenKubelet(mirror, &s.brokenServed))
+	s.broken = newBrokenMirror(mirror)
+	broken := logRequests(log.New(mirrorLog, "broken mirror: ", log.LstdFlags), s.broken)
 	if s.brokenMirrorAddr, err = s.serve(broken); err != nil {
 		s.close()
 		return nil, err
@@ -133,16 +135,38 @@ func (s *servedAt) get() time.Time {
 	return s.at
 }
 
-// brokenKubelet serves mirror, but the kubelet binaries as a mirror that
-// corrupted them would: other bytes than their checksum files name.
-func brokenKubelet(mirror http.Handler, served *servedAt) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/bin/linux/amd64/kubelet") {
-			mirror.ServeHTTP(w, r)
-			return
-		}
-		served.mark()
+// brokenMirror serves mirror as two broken mirrors in turn. First one that
+// lost the containerd.io package: its apt repository's index still names
+// it, the pool file is 404, so `apt-get install containerd.io` fails. Once
+// the test has seen that failure it serves the package again (fixed), and the
+// kubelet binaries as a mirror that corrupted them would: other bytes than
+// their checksum files name. (The kubelet is corrupted from the start: the
+// first phase never gets that far.)
+type brokenMirror struct {
+	mirror http.Handler
+	fixed  atomic.Bool
+	// debRefused is the first 404 of the package, kubeletServed the first
+	// corrupted kubelet.
+	debRefused, kubeletServed servedAt
+}
+
+func newBrokenMirror(mirror http.Handler) *brokenMirror {
+	return &brokenMirror{mirror: mirror}
+}
+
+// serveContainerd ends the first phase: the package is there again.
+func (m *brokenMirror) serveContainerd() { m.fixed.Store(true) }
+
+func (m *brokenMirror) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; {
+	case !m.fixed.Load() && strings.HasPrefix(p, "/docker/linux/ubuntu/pool/") && strings.Contains(p, "/containerd.io_") && strings.HasSuffix(p, ".deb"):
+		m.debRefused.mark()
+		http.NotFound(w, r)
+	case strings.HasSuffix(p, "/bin/linux/amd64/kubelet"):
+		m.kubeletServed.mark()
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = w.Write([]byte("this is not the kubelet: the mirror corrupted it\n"))
-	})
+	default:
+		m.mirror.ServeHTTP(w, r)
+	}
 }

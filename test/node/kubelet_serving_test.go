@@ -49,9 +49,11 @@ const servingTimeout = 5 * time.Minute
 //     proxy and the VM's kubelet.
 func checkKubeletServing(ctx context.Context, vm *nodevm.VM, b boot) error {
 	pod := "pause-" + b.name
-	if out, err := kubectl(ctx, "logs", pod); err == nil {
+	out, err := kubectl(ctx, "logs", pod)
+	if err == nil {
 		return fmt.Errorf("kubectl logs %s worked before the kubelet's serving CSR was approved: %s", pod, out)
 	}
+	progress("%s: before the serving CSR is approved, as it must: %v", b.name, err)
 	csr, err := waitServingCSR(ctx, vm, b)
 	if err != nil {
 		return err

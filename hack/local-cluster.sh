@@ -22,6 +22,8 @@
 #                          syntax (e.g. "IP:10.0.2.100"): addresses nodes dial (test/node)
 #   OSM_CLUSTER_INFO_SERVER the API server URL in kube-public/cluster-info, which nodes are
 #                          told to dial (default: https://127.0.0.1:<port>)
+#   OSM_KUBE_APISERVER_ARGS extra flags for kube-apiserver, split on whitespace (test/node
+#                          adds its --egress-selector-config-file)
 #   OSM_CONTROLLER_MANAGER  1: also run kube-controller-manager (CSR signing and approving,
 #                          bootstrap tokens, ServiceAccounts, namespaces, garbage collector)
 #                          and the RBAC of kubelet TLS bootstrap (hack/lib/controller-manager.sh)
@@ -92,6 +94,11 @@ start_kube_apiserver() {
   t=$(date +%s.%N)
   KUBE_PORT=$(free_port)
   log "starting kube-apiserver on https://127.0.0.1:$KUBE_PORT (~5 s)"
+  # As kubeadm runs it towards kubelets: a client cert of the cluster CA (bound to
+  # system:kubelet-api-admin by hack/testdata/kubelet-bootstrap-rbac.yaml), kubelet
+  # serving certs verified against the CA kube-controller-manager signs them with,
+  # nodes dialled at their InternalIP first.
+  # shellcheck disable=SC2086 # OSM_KUBE_APISERVER_ARGS is a list of flags
   start_proc kube-apiserver "$BIN_DIR/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$KUBE_PORT" \
@@ -108,7 +115,12 @@ start_kube_apiserver() {
     --requestheader-group-headers X-Remote-Group \
     --requestheader-extra-headers-prefix X-Remote-Extra- \
     --proxy-client-cert-file "$PKI/front-proxy-client.crt" \
-    --proxy-client-key-file "$PKI/front-proxy-client.key"
+    --proxy-client-key-file "$PKI/front-proxy-client.key" \
+    --kubelet-client-certificate "$PKI/kube-apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$PKI/kube-apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$PKI/ca.crt" \
+    --kubelet-preferred-address-types InternalIP,ExternalIP,Hostname \
+    ${OSM_KUBE_APISERVER_ARGS:-}
   write_kubeconfig "$KUBECONFIG_ADMIN" admin
   wait_for kube-apiserver 90 kc get --raw /readyz || return
   log "kube-apiserver ready in $(elapsed "$t")s"

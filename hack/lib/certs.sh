@@ -43,6 +43,8 @@ make_pki() {
   new_cert ca kube-apiserver "/CN=kube-apiserver" serverAuth \
     "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1${OSM_KUBE_APISERVER_SANS:+,$OSM_KUBE_APISERVER_SANS}"
   new_cert ca admin "/O=system:masters/CN=local-admin" clientAuth
+  # kube-apiserver's client cert towards kubelets (logs, exec, port-forward).
+  new_cert ca kube-apiserver-kubelet-client "/CN=kube-apiserver-kubelet-client" clientAuth
   new_cert front-proxy-ca front-proxy-client "/CN=front-proxy-client" clientAuth
   # osm-apiserver authenticates to kube-apiserver as its ServiceAccount would, so
   # the RBAC in artifacts/ is what grants it access (x509 users match SA subjects by name).

@@ -104,6 +104,12 @@ func runBoot(t *testing.T, b boot) error {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}
 	report("%s: user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
+	if b.checksKubeletServing() {
+		if err := checkKubeletServing(ctx, vm, b); err != nil {
+			return fail(err)
+		}
+		report("%s: serving CSR approved, kubectl logs and exec work", label)
+	}
 	if overlay != nil {
 		if err := checkOverlay(ctx, vm, b, overlay); err != nil {
 			return fail(err)
@@ -141,6 +147,10 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 		}
 		userData = nodevm.MachineUserData(secret, b.node)
 	}
+	kubelet, err := kubeletForward(b)
+	if err != nil {
+		return nil, err
+	}
 	k := env.kit
 	mirror := env.servers.mirrorAddr
 	if b.brokenMirror {
@@ -164,6 +174,7 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 			{GuestAddr: k.guestAddr, GuestPort: k.ports.mirror, HostPort: env.servers.port(mirror)},
 			{GuestAddr: k.guestAddr, GuestPort: k.ports.registry, HostPort: env.servers.port(env.servers.registryAddr)},
 		},
+		HostForwards: kubelet,
 	}
 	vm, err := nodevm.Start(ctx, cfg)
 	if err != nil {

@@ -34,6 +34,11 @@ func startCluster(ctx context.Context) error {
 	if err := testenv.Command(ctx, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
 		return fmt.Errorf("failed to build osm-apiserver: %w", err)
 	}
+	// kube-apiserver reaches the VMs' kubelets through the test's egress proxy.
+	egressFlag, err := startEgress(filepath.Join(env.dir, "egress"))
+	if err != nil {
+		return err
+	}
 	k := env.kit
 	serverArgs := []string{
 		"--node-containerd-registry-mirrors", fmt.Sprintf("%s=http://%s:%d", mirroredRegistry, k.guestAddr, k.ports.registry),
@@ -47,6 +52,7 @@ func startCluster(ctx context.Context) error {
 		"OSM_KUBE_APISERVER_SANS=IP:" + k.guestAddr,
 		fmt.Sprintf("OSM_CLUSTER_INFO_SERVER=https://%s:%d", k.guestAddr, k.ports.apiserver),
 		"OSM_CONTROLLER_MANAGER=1",
+		"OSM_KUBE_APISERVER_ARGS=" + egressFlag,
 	}
 	if err := testenv.Command(ctx, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
 		return err

@@ -24,6 +24,13 @@ type Forward struct {
 	HostPort  int
 }
 
+// HostForward makes 127.0.0.1:HostPort on the host reach GuestPort of the
+// VM's own address (QEMU's hostfwd; restrict=on does not affect it).
+type HostForward struct {
+	HostPort  int
+	GuestPort int
+}
+
 // Config describes one VM.
 type Config struct {
 	Name   string
@@ -39,7 +46,9 @@ type Config struct {
 	CPUs      int
 	IPv6      bool // a dual-stack user network; IPv4 only otherwise
 	Forwards  []Forward
-	Accel     Accel
+	// HostForwards reach the guest from the host, e.g. the kubelet's port.
+	HostForwards []HostForward
+	Accel        Accel
 }
 
 // MAC is the VM's NIC's address.
@@ -68,6 +77,9 @@ func (c Config) Args() []string {
 	for _, f := range c.Forwards {
 		// One socat per connection: a chardev target would take only the first.
 		net += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:socat STDIO TCP:127.0.0.1:%d", f.GuestAddr, f.GuestPort, f.HostPort)
+	}
+	for _, f := range c.HostForwards {
+		net += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", f.HostPort, f.GuestPort)
 	}
 	appendLine := c.Append
 	if appendLine == "" {

@@ -9,7 +9,8 @@ import (
 func TestArgsNetwork(t *testing.T) {
 	c := Config{
 		Name: "n", Dir: "/d", Kernel: "/k", Initrd: "/i", MemoryMB: 2048, CPUs: 2, Accel: TCG,
-		Forwards: []Forward{{GuestAddr: "10.0.2.100", GuestPort: 6443, HostPort: 31000}, {GuestAddr: "10.0.2.100", GuestPort: 8080, HostPort: 31001}},
+		Forwards:     []Forward{{GuestAddr: "10.0.2.100", GuestPort: 6443, HostPort: 31000}, {GuestAddr: "10.0.2.100", GuestPort: 8080, HostPort: 31001}},
+		HostForwards: []HostForward{{HostPort: 31002, GuestPort: 10250}},
 	}
 	for _, tc := range []struct {
 		ipv6 bool
@@ -30,6 +31,7 @@ func TestArgsNetwork(t *testing.T) {
 			tc.want,
 			",guestfwd=tcp:10.0.2.100:6443-cmd:socat STDIO TCP:127.0.0.1:31000",
 			",guestfwd=tcp:10.0.2.100:8080-cmd:socat STDIO TCP:127.0.0.1:31001",
+			",hostfwd=tcp:127.0.0.1:31002-:10250",
 		} {
 			if !strings.Contains(netdev, want) {
 				t.Errorf("-netdev %q lacks %q", netdev, want)

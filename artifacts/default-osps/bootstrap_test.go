@@ -196,7 +196,8 @@ body=${OSM_TEST_BODY:-$(cat /osm-test/payload.b64)}
 while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
 printf '{"kind":"MachineJoin","apiVersion":"osm.k8c.io/v1alpha1","metadata":{"name":"` + testMachine + `"},` +
 	`"status":{"kubeconfig":"` + base64.StdEncoding.EncodeToString([]byte(testKubeconfig)) + `","expirationTimestamp":"2026-11-25T11:00:00Z",` +
-	`"provisioning":"%s","provisioningFormat":"cloud-init"}}\n' "$body" >"$out"
+	`"provisioning":"%s","provisioningFormat":"cloud-init",` +
+	`"profile":{"namespace":"kube-system","name":"osp-test","version":"v1.6.0"},"machineDeploymentRevision":"7"}}\n' "$body" >"$out"
 printf 201`
 
 // checkMachineJoin checks the MachineJoin of a bootstrap run: one POST to
@@ -225,7 +226,9 @@ func checkMachineJoin(t *testing.T, run sandboxRun) {
 	// osm-report reports to the MD's namespace, for this machine, over the verified TLS.
 	env, _ := run.changed("/etc/osm/report.env")
 	for _, want := range []string{"OSM_REPORT_SERVER=" + serverURL + "\n", "OSM_REPORT_CA=/", "OSM_REPORT_TOKEN_FILE=/etc/osm/report-auth\n",
-		"OSM_REPORT_NAMESPACE=kube-system\n", "OSM_REPORT_MACHINE=" + testMachine + "\n"} {
+		"OSM_REPORT_NAMESPACE=kube-system\n", "OSM_REPORT_MACHINE=" + testMachine + "\n",
+		// What the answer's payload was rendered from: osm-report sends it with every step.
+		"OSM_REPORT_PROFILE=osp-test\n", "OSM_REPORT_PROFILE_VERSION=v1.6.0\n", "OSM_REPORT_REVISION=7\n"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("/etc/osm/report.env = %q, want %q in it", env, want)
 		}
@@ -235,6 +238,9 @@ func checkMachineJoin(t *testing.T, run sandboxRun) {
 	}
 	if got, _ := run.changed("/etc/kubernetes/bootstrap-kubelet.conf"); got != testKubeconfig {
 		t.Errorf("bootstrap-kubelet.conf = %q, want the answer's kubeconfig", got)
+	}
+	if got, _ := run.changed("/etc/osm/provisioned-with.env"); !strings.Contains(got, "OSM_REPORT_REVISION=7\n") {
+		t.Errorf("/etc/osm/provisioned-with.env = %q: later boots would report no revision", got)
 	}
 	if _, kept := run.changed("/var/lib/osm/machine-join.json"); kept {
 		t.Error("the answer (a credential) was left on disk")

@@ -63,7 +63,7 @@ func Apply(old *osm.BootReport, md, machine string, step *osm.BootStepSpec, now 
 	keepLogTails(&r.Status, s.Name)
 
 	before := r.Status.State
-	r.Status.State = state(&r.Status, before, step)
+	r.Status.State = state(before, step)
 	out := Outcome{Report: r, Failed: step.Phase == osm.StepPhaseFailed}
 	switch {
 	case r.Status.State == osm.BootStateProvisioning:
@@ -90,11 +90,12 @@ func findStep(st *osm.BootReportStatus, name string) *osm.BootReportStep {
 // record sets s from one record of it received at.
 func record(s *osm.BootReportStep, step *osm.BootStepSpec, at metav1.Time) {
 	if step.Phase == osm.StepPhaseStarted {
-		*s = osm.BootReportStep{Name: s.Name, Phase: osm.StepPhaseStarted, StartTime: &at, Attempts: s.Attempts + 1}
+		*s = osm.BootReportStep{Name: s.Name, Phase: osm.StepPhaseStarted, StartTime: &at, Attempts: s.Attempts + 1, LastFailure: lastFailure(s)}
 		return
 	}
 	if s.Phase != osm.StepPhaseStarted {
 		// An end without a start of this attempt.
+		s.LastFailure = lastFailure(s)
 		s.Attempts++
 		s.StartTime = nil
 	}
@@ -112,31 +113,52 @@ func record(s *osm.BootReportStep, step *osm.BootStepSpec, at metav1.Time) {
 	}
 }
 
-// keepLogTails drops the log tails of all but the latest failures, the one
-// of step current always kept.
+// lastFailure is the failure a new attempt of s keeps: s's own when its
+// last attempt failed, else the one it kept before.
+func lastFailure(s *osm.BootReportStep) *osm.BootStepFailure {
+	if s.Phase != osm.StepPhaseFailed {
+		return s.LastFailure
+	}
+	return &osm.BootStepFailure{StartTime: s.StartTime, FinishTime: s.FinishTime, Duration: s.Duration, ExitCode: s.ExitCode, LogTail: s.LogTail}
+}
+
+// keepLogTails drops the log tails of all but the latest maxLogTails
+// failures (a step's, then its last failure's), the one of the record's
+// step current always kept.
 func keepLogTails(st *osm.BootReportStatus, current string) {
 	kept := 0
+	keep := func(tail *string) {
+		if *tail == "" {
+			return
+		}
+		if kept++; kept > maxLogTails {
+			*tail = ""
+		}
+	}
+	if s := findStep(st, current); s != nil && s.LogTail != "" {
+		kept++
+	}
 	for i := len(st.Steps) - 1; i >= 0; i-- {
 		s := &st.Steps[i]
-		if s.LogTail == "" || s.Name == current {
-			continue
+		if s.Name != current {
+			keep(&s.LogTail)
 		}
-		if kept++; kept >= maxLogTails {
-			s.LogTail = ""
+		if s.LastFailure != nil {
+			keep(&s.LastFailure.LogTail)
 		}
 	}
 }
 
-// state is the report's state after step: Failed while a step's last
-// record is a failure, Succeeded once the step that ends provisioning
-// succeeded, Provisioning otherwise.
-func state(st *osm.BootReportStatus, before osm.BootState, step *osm.BootStepSpec) osm.BootState {
-	for _, s := range st.Steps {
-		if s.Phase == osm.StepPhaseFailed {
-			return osm.BootStateFailed
-		}
-	}
-	if before == osm.BootStateSucceeded || step.Final && step.Phase == osm.StepPhaseSucceeded {
+// state is the report's state after step: Failed when step is a failure,
+// Succeeded once the step that ends provisioning succeeded, Provisioning
+// otherwise. A record after a failure (the step started again, as osm-setup
+// retries a failed provisioning, or a later step) makes a Failed report
+// Provisioning again; the failure stays in its step.
+func state(before osm.BootState, step *osm.BootStepSpec) osm.BootState {
+	switch {
+	case step.Phase == osm.StepPhaseFailed:
+		return osm.BootStateFailed
+	case before == osm.BootStateSucceeded || step.Final && step.Phase == osm.StepPhaseSucceeded:
 		return osm.BootStateSucceeded
 	}
 	return osm.BootStateProvisioning
@@ -146,21 +168,40 @@ func state(st *osm.BootReportStatus, before osm.BootState, step *osm.BootStepSpe
 func message(st *osm.BootReportStatus, last *osm.BootReportStep) string {
 	switch st.State {
 	case osm.BootStateFailed:
-		for i := range st.Steps {
-			if s := &st.Steps[i]; s.Phase == osm.StepPhaseFailed {
-				return FailureMessage(s)
-			}
-		}
+		return FailureMessage(last)
 	case osm.BootStateSucceeded:
 		if st.StartTime != nil && st.CompletionTime != nil {
 			return "provisioned in " + duration.HumanDuration(st.CompletionTime.Sub(st.StartTime.Time))
 		}
 		return "provisioned"
 	}
+	msg := "step " + last.Name + " succeeded"
 	if last.Phase == osm.StepPhaseStarted {
-		return "step " + last.Name + " running"
+		msg = "step " + last.Name + " running"
 	}
-	return "step " + last.Name + " succeeded"
+	if failed := lastFailed(st); failed != nil {
+		msg += ", again after " + FailureMessage(failed)
+	}
+	return msg
+}
+
+// lastFailed returns the failed attempt received last, as a step, nil if
+// none of this boot failed.
+func lastFailed(st *osm.BootReportStatus) *osm.BootReportStep {
+	var last *osm.BootReportStep
+	var at time.Time
+	for i := range st.Steps {
+		s := &st.Steps[i]
+		f := s.LastFailure
+		if s.Phase == osm.StepPhaseFailed {
+			f = &osm.BootStepFailure{FinishTime: s.FinishTime, ExitCode: s.ExitCode, LogTail: s.LogTail}
+		}
+		if f == nil || f.FinishTime == nil || last != nil && !f.FinishTime.After(at) {
+			continue
+		}
+		last, at = &osm.BootReportStep{Name: s.Name, ExitCode: f.ExitCode, LogTail: f.LogTail}, f.FinishTime.Time
+	}
+	return last
 }
 
 // FailureMessage says which step failed, with which exit code and, from

@@ -100,6 +100,65 @@ func TestApplyAFailure(t *testing.T) {
 	}
 }
 
+// osm-setup retries the whole script 30 s after a failure: the steps before
+// the failed one start again, the report is Provisioning again, and the
+// failure stays, in its step until that one starts again, then as its last
+// failure.
+func TestApplyARetriedScript(t *testing.T) {
+	ok := func(step string) *osm.BootStepSpec { return ended(step, osm.StepPhaseSucceeded, 0, time.Second, "") }
+	_, r := apply(t, nil, started("packages"), ok("packages"), started("container-runtime"),
+		ended("container-runtime", osm.StepPhaseFailed, 1, 2*time.Second, "E: containerd.service failed"))
+	if r.Status.State != osm.BootStateFailed {
+		t.Fatalf("after a failure: %+v", r.Status)
+	}
+	failedAt := r.Status.Steps[1].FinishTime
+
+	// The retry starts with the first step.
+	_, r = apply(t, r, started("packages"))
+	want := "step packages running, again after step container-runtime failed with exit code 1: E: containerd.service failed"
+	if r.Status.State != osm.BootStateProvisioning || r.Status.Step != "packages" || r.Status.CompletionTime != nil || r.Status.Message != want {
+		t.Errorf("after the retry started: state %s, step %s, message %q", r.Status.State, r.Status.Step, r.Status.Message)
+	}
+	if s := r.Status.Steps[1]; s.Phase != osm.StepPhaseFailed || s.LogTail == "" {
+		t.Errorf("the failed step is not kept until it runs again: %+v", s)
+	}
+
+	// The failed step runs again: its failure is kept as its last one.
+	_, r = apply(t, r, ok("packages"), started("container-runtime"))
+	s := r.Status.Steps[1]
+	if r.Status.State != osm.BootStateProvisioning || s.Phase != osm.StepPhaseStarted || s.Attempts != 2 || s.LogTail != "" {
+		t.Fatalf("the failed step started again: state %s, step %+v", r.Status.State, s)
+	}
+	if f := s.LastFailure; f == nil || f.ExitCode == nil || *f.ExitCode != 1 || f.LogTail != "E: containerd.service failed" ||
+		!f.FinishTime.Equal(failedAt) || f.Duration.Duration != 2*time.Second {
+		t.Errorf("last failure %+v", s.LastFailure)
+	}
+	if !strings.Contains(r.Status.Message, "again after step container-runtime failed") {
+		t.Errorf("message %q", r.Status.Message)
+	}
+
+	// It fails again: Failed, its last failure the one before.
+	_, r = apply(t, r, ended("container-runtime", osm.StepPhaseFailed, 2, time.Second, "second"))
+	if s := r.Status.Steps[1]; r.Status.State != osm.BootStateFailed || s.LogTail != "second" || s.LastFailure.LogTail != "E: containerd.service failed" ||
+		r.Status.Message != "step container-runtime failed with exit code 2: second" {
+		t.Errorf("after a second failure: %s %q %+v", r.Status.State, r.Status.Message, s)
+	}
+
+	// A third attempt succeeds, and so does provisioning: the latest failure stays.
+	final := ok("kubelet-started")
+	final.Final = true
+	_, r = apply(t, r, started("container-runtime"), ok("container-runtime"), final)
+	if s := r.Status.Steps[1]; r.Status.State != osm.BootStateSucceeded || s.Attempts != 3 || s.LastFailure == nil || s.LastFailure.LogTail != "second" {
+		t.Errorf("after success: %s %+v", r.Status.State, s)
+	}
+
+	// A later step after a failure (a script that goes on) is Provisioning, too.
+	_, r = apply(t, nil, ended("a", osm.StepPhaseFailed, 1, time.Second, "x"), started("b"))
+	if r.Status.State != osm.BootStateProvisioning || r.Status.Step != "b" {
+		t.Errorf("a later step after a failure: %s %s", r.Status.State, r.Status.Step)
+	}
+}
+
 func TestApplyANewBootStartsAgain(t *testing.T) {
 	_, r := apply(t, nil, started("a"), ended("a", osm.StepPhaseFailed, 1, time.Second, "boom"))
 	next := started("a")
@@ -133,6 +192,26 @@ func TestApplyBoundsStepsAndLogTails(t *testing.T) {
 	}
 	if r.Status.Steps[MaxSteps-1].LogTail == "" {
 		t.Error("the latest failure's log tail was dropped")
+	}
+}
+
+func TestApplyBoundsLastFailures(t *testing.T) {
+	var r *osm.BootReport
+	// Every step fails, and starts again: its failure is its last one.
+	for i := range 2 * maxLogTails {
+		_, r = apply(t, r, ended(stepNameOf(i), osm.StepPhaseFailed, 1, time.Second, "boom"), started(stepNameOf(i)))
+	}
+	tails := 0
+	for _, s := range r.Status.Steps {
+		if s.LogTail != "" || s.LastFailure == nil {
+			t.Fatalf("step %+v", s)
+		}
+		if s.LastFailure.LogTail != "" {
+			tails++
+		}
+	}
+	if tails != maxLogTails || r.Status.Steps[2*maxLogTails-1].LastFailure.LogTail == "" {
+		t.Errorf("%d log tails of last failures kept, want the latest %d", tails, maxLogTails)
 	}
 }
 

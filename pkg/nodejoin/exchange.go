@@ -40,6 +40,11 @@ type Answer struct {
 	// Provisioning is the MD's provisioning payload.
 	Provisioning       []byte
 	ProvisioningFormat osm.PayloadFormat
+	// Profile and Revision are what Provisioning was rendered from: the
+	// profile and the MD's revision (its revision annotation). The node
+	// reports them in its BootReport: what it got, whatever the MD says later.
+	Profile  osm.ProfileReference
+	Revision string
 }
 
 // UnavailableError says why a request cannot be answered now; asking again
@@ -136,7 +141,9 @@ func (e *Exchange) join(ctx context.Context, r Request) (*Answer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to write the bootstrap kubeconfig of machine %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	return &Answer{Kubeconfig: kubeconfig, Expiration: cred.Expiration, Provisioning: provisioning, ProvisioningFormat: out.Provisioning.Format}, nil
+	return &Answer{Kubeconfig: kubeconfig, Expiration: cred.Expiration, Provisioning: provisioning, ProvisioningFormat: out.Provisioning.Format,
+		// out is md's render: its cache key holds md's annotations, the revision too.
+		Profile: out.Profile, Revision: md.Annotations[machinecontroller.AnnotationMDRevision]}, nil
 }
 
 // machine returns the Machine name of ref that has not joined yet.

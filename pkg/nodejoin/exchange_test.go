@@ -55,7 +55,8 @@ func (r resolver) Resolve(context.Context, *clusterv1alpha1.MachineDeployment) *
 	if err != nil {
 		r.f.t.Fatal(err)
 	}
-	return &resolve.Rendered{NodeJoin: r.f.mode, Provisioning: provisioning}
+	return &resolve.Rendered{NodeJoin: r.f.mode, Provisioning: provisioning,
+		Profile: osm.ProfileReference{Namespace: "kube-system", Name: "osp-ubuntu", Version: "v1.6.0"}}
 }
 
 type staticFacts struct{ f *facts.Facts }
@@ -143,6 +144,10 @@ func TestExchangeAnswersOnce(t *testing.T) {
 	}
 	if !strings.Contains(string(answer.Provisioning), "osm-setup") || answer.ProvisioningFormat != osm.PayloadFormatCloudInit {
 		t.Errorf("provisioning %q (%s)", answer.Provisioning, answer.ProvisioningFormat)
+	}
+	// What the payload was rendered from, for the node's reports.
+	if p := answer.Profile; p.Name != "osp-ubuntu" || p.Version != "v1.6.0" || answer.Revision != "3" {
+		t.Errorf("rendered from profile %+v, revision %q; want osp-ubuntu v1.6.0, revision 3", p, answer.Revision)
 	}
 	if want := f.now.Add(time.Hour); !answer.Expiration.Equal(want) {
 		t.Errorf("expiration %v, want %v", answer.Expiration, want)

@@ -13,12 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // A node reports with its MD's fetch credential through kube-apiserver:
 // kubectl shows the report, its steps and the failing step's scrubbed log
 // tail; the MD gets a Warning Event and its OSC counts the failure. Another
-// MD's credential is refused (403), no or a bad credential too (kube-apiserver),
+// MD's credential is refused (403), no or a bad credential with 401 (kube-apiserver),
 // and oversized records (413).
 func TestBootReportWithTheMDsCredential(t *testing.T) {
 	ns := syncerNamespace(t)
@@ -44,19 +45,23 @@ func TestBootReportWithTheMDsCredential(t *testing.T) {
 	// kubectl get: MD, machine, step, state, elapsed, age, message.
 	out := kubectl(t, "get", "bootreports", "-n", ns)
 	header, row := strings.Fields(strings.Split(out, "\n")[0]), rowOf(strings.Split(out, "\n"), "alpha-1-a")
-	for _, want := range []string{"NAME", "MACHINE", "STEP", "STATE", "ELAPSED", "AGE", "MESSAGE"} {
+	for _, want := range []string{"NAME", "MACHINE", "STEP", "STATE", "REVISION", "ELAPSED", "AGE", "MESSAGE"} {
 		if !strings.Contains(strings.Join(header, " "), want) {
 			t.Errorf("kubectl get bootreports: no column %s in %v", want, header)
 		}
 	}
-	for _, want := range []string{"alpha", "packages", "Failed", "step packages failed with exit code 100: E: Unable to locate package containerd"} {
-		if !strings.Contains(row, want) {
+	for _, want := range []string{"alpha", "packages", "Failed 1 ", "step packages failed with exit code 100: E: Unable to locate package containerd"} {
+		if !strings.Contains(strings.Join(strings.Fields(row), " "), want) {
 			t.Errorf("row %q lacks %q", row, want)
 		}
 	}
+	if row := rowOf(strings.Split(kubectl(t, "get", "bootreports", "-n", ns, "-o", "wide"), "\n"), "alpha-1-a"); !strings.Contains(row, "e2e v1.0.0") {
+		t.Errorf("kubectl get bootreports -o wide: %q lacks the profile", row)
+	}
 	// -o yaml: every step, the failing one's log tail, scrubbed.
 	yaml := kubectl(t, "get", "bootreport", "-n", ns, "alpha-1-a", "-o", "yaml")
-	for _, want := range []string{"name: payload-fetched", "name: packages", "exitCode: 100", "Unable to locate package containerd", "[redacted]", "duration: 1.5s", "bootID: b1"} {
+	for _, want := range []string{"name: payload-fetched", "name: packages", "exitCode: 100", "Unable to locate package containerd", "[redacted]", "duration: 1.5s", "bootID: b1",
+		"machineDeploymentRevision: \"1\"", "name: e2e", "version: v1.0.0"} {
 		if !strings.Contains(yaml, want) {
 			t.Errorf("-o yaml lacks %q:\n%s", want, yaml)
 		}
@@ -100,10 +105,9 @@ func TestBootReportWithTheMDsCredential(t *testing.T) {
 	}
 	// No credential, or one kube-apiserver does not take: refused there.
 	_, err = nodeClient(t, "").OsmV1alpha1().BootReports(ns).CreateStep(context.Background(), "alpha-1-a", step("x", osmv1alpha1.StepPhaseStarted, 0, ""), metav1.CreateOptions{})
-	if !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
-		t.Errorf("no credential: %v, want 401 or 403 (anonymous)", err)
+	if !apierrors.IsUnauthorized(err) {
+		t.Errorf("no credential: %v, want 401", err)
 	}
-	t.Logf("no credential: %v", err)
 	_, err = nodeClient(t, "not-a-token").OsmV1alpha1().BootReports(ns).CreateStep(context.Background(), "alpha-1-a", step("x", osmv1alpha1.StepPhaseStarted, 0, ""), metav1.CreateOptions{})
 	if !apierrors.IsUnauthorized(err) {
 		t.Errorf("a bad credential: %v, want 401", err)
@@ -117,6 +121,41 @@ func TestBootReportWithTheMDsCredential(t *testing.T) {
 	}
 	if r := bootReport(t, ns, "alpha-1-a", inState(osmv1alpha1.BootStateFailed)); len(r.Status.Steps) != 2 || r.Spec.MachineDeployment != "alpha" {
 		t.Errorf("refused records changed the report: %+v", r.Status)
+	}
+
+	// osm-setup retries the script: Provisioning again, the failure kept.
+	if err := report(t, node, ns, "alpha-1-a", step("packages", osmv1alpha1.StepPhaseStarted, 0, "")); err != nil {
+		t.Fatal(err)
+	}
+	r := bootReport(t, ns, "alpha-1-a", inState(osmv1alpha1.BootStateProvisioning))
+	if s := r.Status.Steps[1]; r.Status.Step != "packages" || s.Attempts != 2 || s.LastFailure == nil || s.LastFailure.ExitCode == nil || *s.LastFailure.ExitCode != 100 ||
+		!strings.Contains(s.LastFailure.LogTail, "Unable to locate package containerd") || !strings.Contains(r.Status.Message, "again after step packages failed") {
+		t.Errorf("after the retry started: %q, step %+v", r.Status.Message, s)
+	}
+
+	// A machine provisioned with the MD's revision counts as current; once
+	// the MD is at its next revision, as older: the report keeps the
+	// revision the node was provisioned with.
+	final := step("kubelet-started", osmv1alpha1.StepPhaseSucceeded, 0, "")
+	final.Spec.Final = true
+	if err := report(t, nodeClient(t, beta), ns, "beta-1-a", final); err != nil {
+		t.Fatal(err)
+	}
+	machinesOf := func(md string, want osmv1alpha1.MachineSummary) {
+		t.Helper()
+		eventually(t, 30*time.Second, func() error {
+			osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(ns).Get(context.Background(), md, metav1.GetOptions{})
+			if err == nil && (osc.Status.Machines == nil || *osc.Status.Machines != want) {
+				err = fmt.Errorf("machines of %s %+v, want %+v", md, osc.Status.Machines, want)
+			}
+			return err
+		})
+	}
+	machinesOf("beta", osmv1alpha1.MachineSummary{Current: 1})
+	patchMD(t, ns, "beta", fmt.Sprintf(`{"metadata":{"annotations":{%q:"2"}}}`, machinecontroller.AnnotationMDRevision))
+	machinesOf("beta", osmv1alpha1.MachineSummary{Older: 1})
+	if r := bootReport(t, ns, "beta-1-a", inState(osmv1alpha1.BootStateSucceeded)); r.Spec.MachineDeploymentRevision != "1" {
+		t.Errorf("the report of a machine provisioned with revision 1 says %q", r.Spec.MachineDeploymentRevision)
 	}
 
 	// kubectl explain, and the metrics.

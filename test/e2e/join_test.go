@@ -59,6 +59,16 @@ func TestMachineJoin(t *testing.T) {
 	if string(answer.Status.Provisioning) != provisioning.Spec.UserData || answer.Status.ProvisioningFormat != osmv1alpha1.PayloadFormatCloudInit {
 		t.Errorf("the answer's provisioning payload (%d bytes, %s) is not the MD's", len(answer.Status.Provisioning), answer.Status.ProvisioningFormat)
 	}
+	// It says what the payload was rendered from, as the MD's OSC does: the node reports it.
+	osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(ns).Get(ctx, "pool", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := answer.Status.Profile; p.Name != joinProfile || p.Version == "" || p.Name != osc.Status.Profile.Name || p.Version != osc.Status.Profile.Version ||
+		answer.Status.MachineDeploymentRevision != "1" || osc.Status.MachineDeploymentRevision != "1" {
+		t.Errorf("the answer was rendered from profile %+v, revision %q; the OSC says %+v, revision %q",
+			p, answer.Status.MachineDeploymentRevision, osc.Status.Profile, osc.Status.MachineDeploymentRevision)
+	}
 	if left := time.Until(answer.Status.ExpirationTimestamp.Time); left > time.Hour+time.Minute || left < 50*time.Minute {
 		t.Errorf("the join credential expires in %s, want the default 1h", left)
 	}

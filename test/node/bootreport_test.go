@@ -48,13 +48,25 @@ func checkBootReport(ctx context.Context, vm *nodevm.VM, b boot) (string, *v1alp
 		}
 		return "", r, err
 	}
+	// The node says what it was provisioned with: the profile, its version
+	// and the MD's revision of the MachineJoin's answer, here the MD's OSC's.
+	osc, err := env.osm.OsmV1alpha1().OperatingSystemConfigs(testNamespace).Get(ctx, b.md, metav1.GetOptions{})
+	if err != nil {
+		return "", r, fmt.Errorf("OSC %s: %w", b.md, err)
+	}
+	if p, want := r.Spec.Profile, osc.Status.Profile; p.Name == "" || p.Version == "" || r.Spec.MachineDeploymentRevision == "" ||
+		p.Name != want.Name || p.Version != want.Version || r.Spec.MachineDeploymentRevision != osc.Status.MachineDeploymentRevision {
+		return "", r, fmt.Errorf("BootReport %s says profile %s %s, revision %q; the OSC of %s: profile %s %s, revision %q",
+			b.node, p.Name, p.Version, r.Spec.MachineDeploymentRevision, b.md, want.Name, want.Version, osc.Status.MachineDeploymentRevision)
+	}
 	var d []string
 	for _, s := range r.Status.Steps {
 		if s.Duration != nil {
 			d = append(d, fmt.Sprintf("%s %.0f s", s.Name, s.Duration.Seconds()))
 		}
 	}
-	progress("%s: BootReport %s Succeeded, %d boot(s), boot %s: %s", b.name, b.node, r.Status.Boots, r.Spec.BootID, strings.Join(d, ", "))
+	progress("%s: BootReport %s Succeeded, %d boot(s), boot %s, %s %s revision %s: %s", b.name, b.node, r.Status.Boots, r.Spec.BootID,
+		r.Spec.Profile.Name, r.Spec.Profile.Version, r.Spec.MachineDeploymentRevision, strings.Join(d, ", "))
 	return strings.Join(d, ", "), r, nil
 }
 

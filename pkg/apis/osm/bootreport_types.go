@@ -67,6 +67,17 @@ type BootReportStep struct {
 	ExitCode   *int32
 	Attempts   int32
 	LogTail    string
+	// LastFailure is the step's last failed attempt, kept when it started again.
+	LastFailure *BootStepFailure
+}
+
+// BootStepFailure is a failed attempt of a step.
+type BootStepFailure struct {
+	StartTime  *metav1.Time
+	FinishTime *metav1.Time
+	Duration   *metav1.Duration
+	ExitCode   *int32
+	LogTail    string
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

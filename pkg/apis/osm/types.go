@@ -283,4 +283,9 @@ type MachineJoinStatus struct {
 	Provisioning []byte
 	// ProvisioningFormat is the format of Provisioning.
 	ProvisioningFormat PayloadFormat
+	// Profile is the OperatingSystemProfile Provisioning was rendered from.
+	Profile ProfileReference
+	// MachineDeploymentRevision is the MachineDeployment revision Provisioning
+	// was rendered for.
+	MachineDeploymentRevision string
 }

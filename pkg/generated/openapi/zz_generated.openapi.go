@@ -50,6 +50,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStatus":                              schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportStep":                                schema_pkg_apis_osm_v1alpha1_BootReportStep(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStep":                                      schema_pkg_apis_osm_v1alpha1_BootStep(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepFailure":                               schema_pkg_apis_osm_v1alpha1_BootStepFailure(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec":                                  schema_pkg_apis_osm_v1alpha1_BootStepSpec(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus":                                schema_pkg_apis_osm_v1alpha1_BootStepStatus(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.CloudInitModule":                               schema_pkg_apis_osm_v1alpha1_CloudInitModule(ref),
@@ -865,7 +866,7 @@ func schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"state": {
 						SchemaProps: spec.SchemaProps{
-							Description: "State is Provisioning while steps run, Failed once one failed, Succeeded once the step that ends provisioning succeeded.",
+							Description: "State is Provisioning while steps run, Failed when the last record was a step's failure (a step started again, or a later one, makes it Provisioning again), Succeeded once the step that ends provisioning succeeded.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1000,12 +1001,18 @@ func schema_pkg_apis_osm_v1alpha1_BootReportStep(ref common.ReferenceCallback) c
 							Format:      "",
 						},
 					},
+					"lastFailure": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastFailure is the step's last failed attempt, kept when the step started again (osm-setup retries a failed provisioning): the report is Provisioning again, and the failure that made it retry stays visible. Its log tail counts against the failed steps whose log tail a report keeps (the latest 8).",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepFailure"),
+						},
+					},
 				},
 				Required: []string{"name", "phase"},
 			},
 		},
 		Dependencies: []string{
-			v1.Duration{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepFailure", v1.Duration{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -1054,6 +1061,53 @@ func schema_pkg_apis_osm_v1alpha1_BootStep(ref common.ReferenceCallback) common.
 		},
 		Dependencies: []string{
 			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepSpec", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootStepStatus", v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_BootStepFailure(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BootStepFailure is a failed attempt of a step. Times are the server's.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"startTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTime is when the attempt was reported started.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"finishTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FinishTime is when the attempt was reported failed.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"duration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Duration is how long the attempt ran, measured on the node.",
+							Ref:         ref(v1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"exitCode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExitCode of the attempt's command.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"logTail": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LogTail is the end of the attempt's output, as LogTail of the step.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Duration{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -1690,11 +1744,25 @@ func schema_pkg_apis_osm_v1alpha1_MachineJoinStatus(ref common.ReferenceCallback
 							Format:      "",
 						},
 					},
+					"profile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Profile is the OperatingSystemProfile (namespace, name and version) Provisioning was rendered from. Nodes report it in their BootReport.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"),
+						},
+					},
+					"machineDeploymentRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MachineDeploymentRevision is the MachineDeployment revision (its machinedeployment.clusters.k8s.io/revision annotation) Provisioning was rendered for. Nodes report it in their BootReport.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.Time{}.OpenAPIModelName()},
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference", v1.Time{}.OpenAPIModelName()},
 	}
 }
 

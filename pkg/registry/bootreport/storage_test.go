@@ -29,7 +29,8 @@ func reportsOf(t *testing.T) *stepHarness {
 		spec    osm.BootStepSpec
 	}{
 		{"pool-a", failed("packages", "E: boom")},
-		{"pool-b", osm.BootStepSpec{Step: "packages", Phase: osm.StepPhaseStarted}},
+		{"pool-b", osm.BootStepSpec{Step: "packages", Phase: osm.StepPhaseStarted, MachineDeploymentRevision: "4",
+			Profile: osm.ProfileReference{Name: "osp-ubuntu", Version: "v1.6.0"}}},
 	} {
 		if _, err := h.post("fetch:pool", "team", p.machine, p.spec); err != nil {
 			t.Fatal(err)
@@ -147,10 +148,10 @@ func TestConvertToTable(t *testing.T) {
 	}
 	a := table.Rows[0].Cells
 	if len(a) != len(table.ColumnDefinitions) || a[0] != "pool-a" || a[1] != "pool" || a[2] != "packages" || a[3] != "Failed" ||
-		a[6] != "step packages failed with exit code 1: E: boom" {
+		a[7] != "step packages failed with exit code 1: E: boom" || a[4] != "-" || a[8] != "-" {
 		t.Errorf("row %v", a)
 	}
-	if b := table.Rows[1].Cells; b[3] != "Provisioning" || b[4] == "-" {
+	if b := table.Rows[1].Cells; b[3] != "Provisioning" || b[4] != "4" || b[5] == "-" || b[8] != "osp-ubuntu v1.6.0" || table.ColumnDefinitions[8].Priority != 1 {
 		t.Errorf("row %v", b)
 	}
 	if _, err := h.reports.ConvertToTable(context.Background(), &osm.OperatingSystemConfig{}, nil); err == nil {

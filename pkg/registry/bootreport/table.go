@@ -17,9 +17,11 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Machine Deployment", Type: "string", Description: "The machine's MachineDeployment."},
 	{Name: "Step", Type: "string", Description: "The step running, or the last one that ended."},
 	{Name: "State", Type: "string", Description: "Provisioning, Succeeded or Failed."},
+	{Name: "Revision", Type: "string", Description: "The MachineDeployment revision the machine was provisioned with."},
 	{Name: "Elapsed", Type: "string", Description: "Time from the boot's first step to its end, or until now while provisioning."},
 	{Name: "Age", Type: "string", Description: "Age of the report."},
 	{Name: "Message", Type: "string", Description: "What happened last: the failed step, its exit code and first error line."},
+	{Name: "Profile", Type: "string", Priority: 1, Description: "The OperatingSystemProfile and its version the machine was provisioned from."},
 }
 
 // ConvertToTable implements rest.TableConvertor.
@@ -51,9 +53,11 @@ func addRow(table *metav1.Table, r *osm.BootReport, now time.Time) {
 			r.Spec.MachineDeployment,
 			orDash(r.Status.Step),
 			orDash(string(r.Status.State)),
+			orDash(r.Spec.MachineDeploymentRevision),
 			elapsed(&r.Status, now),
 			registry.Age(r.CreationTimestamp),
 			registry.Short(r.Status.Message),
+			profile(r.Spec.Profile),
 		},
 		Object: runtime.RawExtension{Object: r},
 	})
@@ -77,4 +81,15 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// profile is "name version", "-" for none.
+func profile(p osm.ProfileReference) string {
+	switch {
+	case p.Name == "":
+		return "-"
+	case p.Version == "":
+		return p.Name
+	}
+	return p.Name + " " + p.Version
 }

@@ -102,10 +102,12 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 		ObjectMeta: metav1.ObjectMeta{Name: req.Spec.MachineName, Namespace: namespace, CreationTimestamp: metav1.Now()},
 		Spec:       req.Spec,
 		Status: osm.MachineJoinStatus{
-			Kubeconfig:          answer.Kubeconfig,
-			ExpirationTimestamp: metav1.NewTime(answer.Expiration),
-			Provisioning:        answer.Provisioning,
-			ProvisioningFormat:  answer.ProvisioningFormat,
+			Kubeconfig:                answer.Kubeconfig,
+			ExpirationTimestamp:       metav1.NewTime(answer.Expiration),
+			Provisioning:              answer.Provisioning,
+			ProvisioningFormat:        answer.ProvisioningFormat,
+			Profile:                   osm.ProfileReference{Namespace: answer.Profile.Namespace, Name: answer.Profile.Name, Version: answer.Profile.Version},
+			MachineDeploymentRevision: answer.Revision,
 		},
 	}
 	return out, nil

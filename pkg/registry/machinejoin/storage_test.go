@@ -31,7 +31,8 @@ func (j *joiner) Join(_ context.Context, r nodejoin.Request) (*nodejoin.Answer, 
 
 func TestCreate(t *testing.T) {
 	expiration := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
-	answer := &nodejoin.Answer{Kubeconfig: []byte("kubeconfig"), Expiration: expiration, Provisioning: []byte("#cloud-config\n"), ProvisioningFormat: osm.PayloadFormatCloudInit}
+	answer := &nodejoin.Answer{Kubeconfig: []byte("kubeconfig"), Expiration: expiration, Provisioning: []byte("#cloud-config\n"), ProvisioningFormat: osm.PayloadFormatCloudInit,
+		Profile: osm.ProfileReference{Namespace: "kube-system", Name: "osp-ubuntu", Version: "v1.6.0", Defaulted: true}, Revision: "4"}
 	valid := osm.MachineJoinSpec{MachineName: "pool-5d8f7-x2k4q", BootID: "0f3c2a4e-9b1d-4c55-8f0e-2d6b7a9c1e3f"}
 	for _, tc := range []struct {
 		name     string
@@ -82,7 +83,8 @@ func TestCreate(t *testing.T) {
 			out := obj.(*osm.MachineJoin)
 			if out.Name != valid.MachineName || out.Namespace != "team" || string(out.Status.Kubeconfig) != "kubeconfig" ||
 				!out.Status.ExpirationTimestamp.Time.Equal(expiration) || string(out.Status.Provisioning) != "#cloud-config\n" ||
-				out.Status.ProvisioningFormat != osm.PayloadFormatCloudInit {
+				out.Status.ProvisioningFormat != osm.PayloadFormatCloudInit || out.Status.MachineDeploymentRevision != "4" ||
+				out.Status.Profile != (osm.ProfileReference{Namespace: "kube-system", Name: "osp-ubuntu", Version: "v1.6.0"}) {
 				t.Errorf("answer %+v", out)
 			}
 		})

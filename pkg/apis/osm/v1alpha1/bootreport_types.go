@@ -70,8 +70,10 @@ type BootReportSpec struct {
 
 // BootReportStatus is the state of the provisioning and of every step.
 type BootReportStatus struct {
-	// State is Provisioning while steps run, Failed once one failed,
-	// Succeeded once the step that ends provisioning succeeded.
+	// State is Provisioning while steps run, Failed when the last record
+	// was a step's failure (a step started again, or a later one, makes it
+	// Provisioning again), Succeeded once the step that ends provisioning
+	// succeeded.
 	// +optional
 	State BootState `json:"state,omitempty"`
 	// Step is the step running, or the last one that ended.
@@ -128,6 +130,32 @@ type BootReportStep struct {
 	// LogTail is the end of a failed step's output: at most 40 lines and
 	// 4 KiB, with anything that looks like a credential (bearer tokens,
 	// JWTs, bootstrap tokens, private keys) replaced by "[redacted]".
+	// +optional
+	LogTail string `json:"logTail,omitempty"`
+	// LastFailure is the step's last failed attempt, kept when the step
+	// started again (osm-setup retries a failed provisioning): the report is
+	// Provisioning again, and the failure that made it retry stays visible.
+	// Its log tail counts against the failed steps whose log tail a report
+	// keeps (the latest 8).
+	// +optional
+	LastFailure *BootStepFailure `json:"lastFailure,omitempty"`
+}
+
+// BootStepFailure is a failed attempt of a step. Times are the server's.
+type BootStepFailure struct {
+	// StartTime is when the attempt was reported started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// FinishTime is when the attempt was reported failed.
+	// +optional
+	FinishTime *metav1.Time `json:"finishTime,omitempty"`
+	// Duration is how long the attempt ran, measured on the node.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// ExitCode of the attempt's command.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// LogTail is the end of the attempt's output, as LogTail of the step.
 	// +optional
 	LogTail string `json:"logTail,omitempty"`
 }

@@ -358,4 +358,13 @@ type MachineJoinStatus struct {
 	// ProvisioningFormat is the format of Provisioning: cloud-init or ignition.
 	// +optional
 	ProvisioningFormat PayloadFormat `json:"provisioningFormat,omitempty"`
+	// Profile is the OperatingSystemProfile (namespace, name and version)
+	// Provisioning was rendered from. Nodes report it in their BootReport.
+	// +optional
+	Profile ProfileReference `json:"profile,omitempty"`
+	// MachineDeploymentRevision is the MachineDeployment revision (its
+	// machinedeployment.clusters.k8s.io/revision annotation) Provisioning was
+	// rendered for. Nodes report it in their BootReport.
+	// +optional
+	MachineDeploymentRevision string `json:"machineDeploymentRevision,omitempty"`
 }

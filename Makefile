@@ -76,7 +76,7 @@ bench-scale: build
 ## also builds kube-apiserver, kubectl and etcd. Each long step says what it does and how long
 ## it took; measured times are in docs/benchmarks.md ("First run").
 demo:
-	@echo "[demo] building bin/osm-apiserver (with empty Go caches this downloads its modules and compiles them: at most 1,897 s on a busy 2-core machine, docs/benchmarks.md)" >&2
+	@echo "[demo] building bin/osm-apiserver (with empty Go caches this downloads its modules and compiles them: 316 s on a quiet 2-core machine, 1,897 s on a busy one; docs/benchmarks.md)" >&2
 	@start=$$SECONDS; $(MAKE) --no-print-directory build && echo "[demo] bin/osm-apiserver built in $$((SECONDS - start)) s" >&2
 	@hack/demo.sh up
 

@@ -24,16 +24,16 @@ DEFAULT_BINARIES=(kube-apiserver kubectl etcd)
 log() { echo "[build-cluster-binaries] $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# hint prints how long a cold build of one binary took when measured: docs/benchmarks.md,
-# "First run", on a 2-core machine busy with other builds (load 4-15); a quiet one is faster.
+# hint prints how long a cold build of one binary took in a cold `.ci/run` on a quiet
+# 2-core machine (docs/benchmarks.md, "First run"; empty module and build caches).
 hint() {
   case $1 in
-    download) echo "measured 25 s" ;;
-    kube-apiserver) echo "the longest step; measured 1699 s on a busy 2-core machine" ;;
-    kubectl) echo "measured 87 s after kube-apiserver" ;;
-    kube-controller-manager) echo "measured 1513 s on a busy 2-core machine" ;;
-    kubelet) echo "measured 2143 s on a busy 2-core machine" ;;
-    etcd) echo "measured 79 s" ;;
+    download) echo "measured 14 s" ;;
+    kube-apiserver) echo "the longest step; measured 449 s on a quiet 2-core machine" ;;
+    kubectl) echo "measured 31 s after kube-apiserver" ;;
+    kube-controller-manager) echo "measured 134 s after kube-apiserver, 1513 s on its own on a busy machine" ;;
+    kubelet) echo "measured 57 s after the others, 2143 s on its own on a busy machine" ;;
+    etcd) echo "measured 38 s" ;;
   esac
 }
 

@@ -9,13 +9,20 @@ IMAGE_DIR ?= _output/image
 IMAGEBUILD = $(GO) run ./hack/imagebuild --binary $(BIN) --image $(IMAGE) --output $(IMAGE_DIR) \
 	--version "$$(hack/version.sh version)" --revision "$$(hack/version.sh commit)" --created "$$(hack/version.sh date)"
 
-.PHONY: all build image image-push test test-unit test-e2e node-test test-deps verify update bench bench-scale demo demo-down clean
+# One build configuration for everything but test-race: the one `make build` ships (static,
+# -trimpath). go vet, golangci-lint, the unit tests, the osm-apiserver the e2e and node tests
+# build and `make image` then share one compile of the dependency tree, which takes ~5
+# minutes on a cold 2-core machine (docs/benchmarks.md "First run").
+export CGO_ENABLED := 0
+export GOFLAGS := -trimpath -buildvcs=false
+
+.PHONY: all build image image-push test test-unit test-race test-e2e node-test test-deps verify update bench bench-scale demo demo-down clean
 
 all: build
 
 ## build: a static, stripped binary with its version stamped (hack/version.sh), as released.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$$(hack/version.sh)" -o $(BIN) ./cmd/osm-apiserver
+	$(GO) build -ldflags "$$(hack/version.sh)" -o $(BIN) ./cmd/osm-apiserver
 
 ## image: an OCI image of that binary, built without a container daemon (hack/imagebuild): no shell,
 ## uid 65532, the same bytes for the same commit. Writes $(IMAGE_DIR)/oci (OCI layout),
@@ -36,9 +43,18 @@ test: test-deps verify test-unit test-e2e
 test-deps:
 	@hack/install-test-deps.sh
 
-## test-unit: unit tests with the race detector.
+UNIT_PACKAGES := ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/... ./test/internal/...
+
+## test-unit: unit tests, in the build configuration above (no second compile of the dependencies).
 test-unit:
-	$(GO) test -race -count=1 ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/... ./test/internal/...
+	$(GO) test -count=1 $(UNIT_PACKAGES)
+
+## test-race: unit tests with the race detector. Not part of `make test`: the detector needs cgo
+## and its own compile of every dependency (~11 minutes on a cold 2-core machine), which would
+## take `.ci/run` past its hour; run it when you change code that runs concurrently (the caches,
+## the syncer, the changefeed, the server's handlers).
+test-race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(UNIT_PACKAGES)
 
 ## test-e2e: builds the cluster binaries the tests run once (cached; times in docs/benchmarks.md),
 ## then runs test/e2e and test/image.

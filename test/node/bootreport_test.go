@@ -141,10 +141,10 @@ func brokenMirrorFailures() []failure {
 	}
 }
 
-// runBrokenMirror runs the broken-mirror boot: each failure must be reported
-// within failedReportTimeout of the mirror serving the broken file, and
-// between them the report must turn Provisioning again when osm-setup
-// retries. The VM stops after the second failure: it would never join.
+// runBrokenMirror runs the broken mirror's two failures: each must be
+// reported within failedReportTimeout of the mirror serving the broken file,
+// and between them the report must turn Provisioning again when osm-setup
+// retries. Then the mirror is fixed, and the same VM goes on to join.
 func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 	fs := brokenMirrorFailures()
 	after, err := waitFailedReport(ctx, vm, b, fs[0], nil)
@@ -154,7 +154,7 @@ func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[0].name, fs[0].step, int(after.Seconds()))
 
 	// The package is back; osm-setup runs every step again after 30 s.
-	env.servers.broken.serveContainerd()
+	env.servers.broken.fix()
 	fixed := time.Now()
 	var again string // the step the report was first seen Provisioning at
 	seen := func(r *v1alpha1.BootReport) {
@@ -173,7 +173,28 @@ func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 			fs[1].name, b.node, fs[0].step, fs[1].step)
 	}
 	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[1].name, fs[1].step, int(after.Seconds()))
+	env.servers.broken.fix()
+	progress("%s: the mirror is whole again; osm-setup retries in 30 s", b.name)
 	return nil
+}
+
+// checkRecovered: the Succeeded report of a node that recovered from the
+// broken mirror keeps both failed attempts, each at its step.
+func checkRecovered(r *v1alpha1.BootReport) (string, error) {
+	var kept []string
+	for _, f := range brokenMirrorFailures() {
+		var last *v1alpha1.BootStepFailure
+		for _, s := range r.Status.Steps {
+			if s.Name == f.step {
+				last = s.LastFailure
+			}
+		}
+		if last == nil {
+			return "", fmt.Errorf("BootReport %s Succeeded but keeps no lastFailure of step %s (%s): %s", r.Name, f.step, f.name, describeReport(r))
+		}
+		kept = append(kept, f.step)
+	}
+	return fmt.Sprintf(" (recovered after Failed at %s)", strings.Join(kept, ", then ")), nil
 }
 
 // waitFailedReport waits, from the moment the mirror served f's broken file,

@@ -25,12 +25,6 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
-// checksKubeletServing: the boot whose kubelet serving CSR the test approves
-// and whose pod it reads logs of and execs in (kept to one boot: the check
-// takes seconds, and the other boots' serving CSRs stay pending, as in a
-// cluster without a serving approver).
-func (b boot) checksKubeletServing() bool { return b.name == "ipv4" }
-
 // pauseStartLine is what test/node/images/pause prints when it starts.
 const pauseStartLine = "pause: holding the pod's namespaces"
 

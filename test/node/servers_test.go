@@ -23,7 +23,7 @@ import (
 type servers struct {
 	mirrorAddr, registryAddr string
 	// brokenMirrorAddr serves the mirror without the containerd.io package,
-	// then with a corrupted kubelet, for the broken-mirror boot.
+	// then with a corrupted kubelet, then whole, for the boot with brokenMirror.
 	brokenMirrorAddr       string
 	broken                 *brokenMirror
 	mirrorLog, registryLog string
@@ -135,16 +135,18 @@ func (s *servedAt) get() time.Time {
 	return s.at
 }
 
-// brokenMirror serves mirror as two broken mirrors in turn. First one that
-// lost the containerd.io package: its apt repository's index still names
-// it, the pool file is 404, so `apt-get install containerd.io` fails. Once
-// the test has seen that failure it serves the package again (fixed), and the
-// kubelet binaries as a mirror that corrupted them would: other bytes than
-// their checksum files name. (The kubelet is corrupted from the start: the
-// first phase never gets that far.)
+// brokenMirror serves mirror as two broken mirrors in turn, then as the
+// mirror. First one that lost the containerd.io package: its apt
+// repository's index still names it, the pool file is 404, so `apt-get
+// install containerd.io` fails. Once the test has seen that failure it serves
+// the package again, and the kubelet binaries as a mirror that corrupted them
+// would: other bytes than their checksum files name. (The kubelet is
+// corrupted from the start: the first phase never gets that far.) Once the
+// test has seen that failure too, the mirror is whole again and the node joins.
 type brokenMirror struct {
 	mirror http.Handler
-	fixed  atomic.Bool
+	// phase counts the fixes: 0 broken package, 1 corrupted kubelet, 2 whole.
+	phase atomic.Int32
 	// debRefused is the first 404 of the package, kubeletServed the first
 	// corrupted kubelet.
 	debRefused, kubeletServed servedAt
@@ -154,15 +156,15 @@ func newBrokenMirror(mirror http.Handler) *brokenMirror {
 	return &brokenMirror{mirror: mirror}
 }
 
-// serveContainerd ends the first phase: the package is there again.
-func (m *brokenMirror) serveContainerd() { m.fixed.Store(true) }
+// fix ends the current phase: the package is there again, then the kubelet.
+func (m *brokenMirror) fix() { m.phase.Add(1) }
 
 func (m *brokenMirror) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
-	case !m.fixed.Load() && strings.HasPrefix(p, "/docker/linux/ubuntu/pool/") && strings.Contains(p, "/containerd.io_") && strings.HasSuffix(p, ".deb"):
+	case m.phase.Load() == 0 && strings.HasPrefix(p, "/docker/linux/ubuntu/pool/") && strings.Contains(p, "/containerd.io_") && strings.HasSuffix(p, ".deb"):
 		m.debRefused.mark()
 		http.NotFound(w, r)
-	case strings.HasSuffix(p, "/bin/linux/amd64/kubelet"):
+	case m.phase.Load() < 2 && strings.HasSuffix(p, "/bin/linux/amd64/kubelet"):
 		m.kubeletServed.mark()
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = w.Write([]byte("this is not the kubelet: the mirror corrupted it\n"))

@@ -181,6 +181,16 @@ func TestControllerApprovesOwnNodeAndRevokesAfterJoin(t *testing.T) {
 	if !r.identity(key) {
 		t.Error("the join identity went with the credential")
 	}
+	// The approver reads the Node through the exchange's informer, which may
+	// see it after the controller's did.
+	r.eventually("the exchange sees the node", func() bool {
+		m, err := r.exchange.Machines.Get(key.Namespace, key.Name)
+		if err != nil {
+			return false
+		}
+		_, joined := r.exchange.Machines.NodeOf(m)
+		return joined
+	})
 	if c := r.decision(r.csr(key, key.Name+"-again")); c.Type != certificatesv1.CertificateDenied || c.Reason != ReasonNotJoining {
 		t.Errorf("after the join: %+v", c)
 	}

@@ -85,10 +85,13 @@ type apiInputs struct {
 }
 
 // joinSynced says whether every informer the MachineJoin exchange reads has
-// listed.
+// listed: its own, and the render's (the answer carries the provisioning
+// payload), so a join right after a restart is not answered from a profile
+// or overlay the server has not listed yet.
 func (in apiInputs) joinSynced() bool {
 	return in.machines.HasSynced() && in.nodes.HasSynced() && in.machineSets.HasSynced() &&
-		in.machineDeployments.HasSynced() && in.tokens.HasSynced()
+		in.machineDeployments.HasSynced() && in.tokens.HasSynced() &&
+		in.profiles.HasSynced() && in.overlays.HasSynced() && in.payloads.HasSynced()
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:

@@ -24,7 +24,10 @@ const upstreamUbuntu = "../../../shared/upstream-osm/deploy/osps/default/osp-ubu
 // BenchmarkSyncRender is what the syncer does for a new MachineDeployment:
 // resolve it (a render, the cache misses) and read both payloads to write its
 // Secret; the upstream ubuntu profile, the real renderer, a new MD each time.
-func BenchmarkSyncRender(b *testing.B) {
+// benchResolver is a resolver over the upstream ubuntu profile with the real
+// renderer; newMD returns the i-th MachineDeployment of it.
+func benchResolver(b testing.TB) (*Resolver, func(int) *clusterv1alpha1.MachineDeployment) {
+	b.Helper()
 	data, err := os.ReadFile(upstreamUbuntu)
 	if err != nil {
 		b.Skip(err)
@@ -65,6 +68,11 @@ func BenchmarkSyncRender(b *testing.B) {
 			}}},
 		}
 	}
+	return r, newMD
+}
+
+func BenchmarkSyncRender(b *testing.B) {
+	r, newMD := benchResolver(b)
 	// Parse the profile before the timer starts.
 	if out := r.Resolve(context.Background(), newMD(-1)); out.Err != nil {
 		b.Fatal(out.Err)

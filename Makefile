@@ -81,12 +81,13 @@ bench:
 
 ## bench-scale: N MachineDeployments (default 3000) on a fresh local cluster: create time, all
 ## Secrets written, osm-apiserver RSS, `kubectl get osc -A`, restart, writes per MD (issue 20;
-## hack/benchscale, numbers in docs/benchmarks.md). Bounded by BENCH_TIMEOUT (default 45m).
+## hack/benchscale, numbers in docs/benchmarks.md). Bounded by BENCH_TIMEOUT (default 45m);
+## BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="-heap-profiles /tmp/heap".
 N ?= 3000
 BENCH_TIMEOUT ?= 45m
 bench-scale: build
 	@hack/build-cluster-binaries.sh kube-apiserver kubectl etcd >/dev/null
-	$(GO) run ./hack/benchscale -n $(N) -timeout $(BENCH_TIMEOUT) -osm-apiserver $(BIN)
+	$(GO) run ./hack/benchscale -n $(N) -timeout $(BENCH_TIMEOUT) -osm-apiserver $(BIN) $(BENCH_FLAGS)
 
 ## demo: builds osm-apiserver, then runs it on a local cluster (hack/demo.sh); the first run
 ## also builds kube-apiserver, kubectl and etcd. Each long step says what it does and how long

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -52,6 +53,7 @@ var mdResource = schema.GroupVersionResource{Group: "cluster.k8s.io", Version: "
 type options struct {
 	n, namespaces, workers int
 	dir, repo, bin         string
+	heapProfiles           string
 	reuse, keep            bool
 	timeout, settle        time.Duration
 }
@@ -64,6 +66,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "cluster state dir (default: a new temporary dir)")
 	flag.BoolVar(&o.reuse, "reuse", false, "use the cluster already running in -dir (it must hold no bench MDs)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running")
+	flag.StringVar(&o.heapProfiles, "heap-profiles", "", "save osm-apiserver's heap profiles (after a GC) into this dir: after the sync, after the LISTs, after the restart")
 	flag.StringVar(&o.repo, "repo", ".", "repository root")
 	flag.StringVar(&o.bin, "osm-apiserver", "bin/osm-apiserver", "osm-apiserver binary")
 	flag.DurationVar(&o.timeout, "timeout", 45*time.Minute, "bound of the whole run")
@@ -188,6 +191,37 @@ func (c *cluster) renders() (count, seconds float64) {
 		}
 	}
 	return count, seconds
+}
+
+// heapProfile saves osm-apiserver's heap profile, after a GC, as
+// <-heap-profiles>/heap-<name>.pprof; with -heap-profiles only. After the
+// RSS was read: the GC it forces returns no memory to the OS by itself, but
+// the profile is not part of what is measured.
+func (c *cluster) heapProfile(name string) {
+	if c.o.heapProfiles == "" {
+		return
+	}
+	client := *c.osmHTTP
+	client.Timeout = time.Minute
+	resp, err := client.Get("https://127.0.0.1:" + c.osmPort + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		logf("heap profile %s: %v", name, err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", resp.Status, data)
+	}
+	if err == nil {
+		err = os.MkdirAll(c.o.heapProfiles, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(c.o.heapProfiles, "heap-"+name+".pprof"), data, 0o644)
+	}
+	if err != nil {
+		logf("heap profile %s: %v", name, err)
+	}
 }
 
 func formatRenders(count, seconds float64) string {
@@ -343,6 +377,7 @@ func run(ctx context.Context, o options) (err error) {
 	loadSync := loadAvg()
 	rssAfter := c.rssKiB()
 	syncRenders, syncSeconds := c.renders()
+	c.heapProfile("sync")
 
 	// kubectl get osc -A: the first LIST, then the best of 3 warm ones.
 	var peakList atomic.Int64
@@ -361,6 +396,7 @@ func run(ctx context.Context, o options) (err error) {
 	loadList := loadAvg()
 	rssAfterList := c.rssKiB()
 	listRenders, listSeconds := c.renders()
+	c.heapProfile("lists")
 
 	// Restart: ready, and the writes over the first -settle of the new
 	// process (counted from its start: the script's own RBAC apply is before).
@@ -384,6 +420,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	rssRestart := c.rssKiB()
 	loadRestart := loadAvg()
+	c.heapProfile("restart")
 	restartRenders, restartSeconds := c.renders()
 
 	fmt.Printf("\nbench-scale: %d MDs in %d namespaces (hack/testdata/demo mix), %s\n", o.n, o.namespaces, time.Now().UTC().Format(time.RFC3339))

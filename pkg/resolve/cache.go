@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 )
@@ -127,6 +128,13 @@ func (c *Cache) keep(uid types.UID, key string, r *Rendered, render func() *Rend
 			again, _ := c.render(render)
 			return again
 		}
+		if view := r.view; view != nil {
+			// The view renders in a slot of the cache's too.
+			r.view = func() (*osm.OperatingSystemConfigSpec, error) {
+				defer c.acquire()()
+				return view()
+			}
+		}
 	}
 	c.mu.Lock()
 	old := c.outputs[uid]
@@ -166,6 +174,15 @@ func (c *Cache) Run(render func() *Rendered) *Rendered {
 
 // render runs render once a slot is free; took is how long it ran.
 func (c *Cache) render(render func() *Rendered) (r *Rendered, took time.Duration) {
+	defer c.acquire()()
+	start := time.Now()
+	r = render()
+	return r, time.Since(start)
+}
+
+// acquire waits for a free render slot; the caller calls what it returns to
+// free it.
+func (c *Cache) acquire() (release func()) {
 	select {
 	case c.renders <- struct{}{}:
 	default:
@@ -173,10 +190,7 @@ func (c *Cache) render(render func() *Rendered) (r *Rendered, took time.Duration
 		c.renders <- struct{}{}
 		metrics.RendersWaiting.Dec()
 	}
-	defer func() { <-c.renders }()
-	start := time.Now()
-	r = render()
-	return r, time.Since(start)
+	return func() { <-c.renders }
 }
 
 // Len returns the number of cached outputs.

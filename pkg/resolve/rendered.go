@@ -64,6 +64,10 @@ type Rendered struct {
 	reload func() *Rendered
 	// reloading makes concurrent readers of a dropped body render once.
 	reloading sync.Mutex
+	// view renders the config (the view, redacted) of an output whose body
+	// has none: the render keeps payloads only, since the syncer never reads
+	// the config. nil for an output with its config in its body.
+	view func() (*osm.OperatingSystemConfigSpec, error)
 }
 
 // body is the rendered config and payloads of an output.
@@ -110,6 +114,17 @@ func NewRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 		return nil, err
 	}
 	return e, nil
+}
+
+// newLazy returns the output of a successful render whose config view
+// renders when first read; summary is the config's summary.
+func newLazy(profile osm.ProfileReference, summary *osm.OperatingSystemConfigSpec, bootstrap, provisioning Payload,
+	view func() (*osm.OperatingSystemConfigSpec, error)) *Rendered {
+	e := &Rendered{Profile: profile, body: &body{}, view: view}
+	e.summarize(summary)
+	e.Bootstrap = e.attach(bootstrapIndex, bootstrap)
+	e.Provisioning = e.attach(provisioningIndex, provisioning)
+	return e
 }
 
 // SetEdgeScript sets the output's edge script payload.
@@ -222,6 +237,9 @@ func (e *Rendered) cost() int64 {
 // Config returns the rendered config, with secrets redacted; it is empty when
 // the output has none. The result is shared and must be treated as read-only.
 func (e *Rendered) Config() (*osm.OperatingSystemConfigSpec, error) {
+	if e.view != nil {
+		return e.viewConfig(true)
+	}
 	b, err := e.loadBody()
 	if err != nil || b == nil {
 		return &osm.OperatingSystemConfigSpec{}, err
@@ -256,6 +274,9 @@ func (e *Rendered) Config() (*osm.OperatingSystemConfigSpec, error) {
 // which must not make the cache hold every config unpacked. The result is
 // the caller's when it was unpacked for it, shared otherwise: read-only.
 func (e *Rendered) PeekConfig() (*osm.OperatingSystemConfigSpec, error) {
+	if e.view != nil {
+		return e.viewConfig(false)
+	}
 	b, err := e.loadBody()
 	if err != nil || b == nil {
 		return &osm.OperatingSystemConfigSpec{}, err
@@ -268,6 +289,82 @@ func (e *Rendered) PeekConfig() (*osm.OperatingSystemConfigSpec, error) {
 	}
 	cfg, _, err := decodeConfig(packed)
 	return cfg, err
+}
+
+// viewConfig returns the config of an output that renders it when read: the
+// one kept in the body, or a new render of the view, kept in the body (and
+// charged to the budget) when keep is set and the body is there. A body the
+// budget dropped is not rendered again for it: the payloads are not needed.
+func (e *Rendered) viewConfig(keep bool) (*osm.OperatingSystemConfigSpec, error) {
+	e.mu.Lock()
+	b, budget := e.body, e.budget
+	var cfg *osm.OperatingSystemConfigSpec
+	if b != nil {
+		cfg = b.unpacked
+	}
+	e.mu.Unlock()
+	if cfg != nil {
+		if budget != nil {
+			budget.Touch(e)
+		}
+		return cfg, nil
+	}
+	cfg, err := e.view()
+	if err != nil || !keep || b == nil {
+		return cfg, err
+	}
+	e.mu.Lock()
+	current := e.body == b
+	if current {
+		if b.unpacked == nil {
+			b.unpacked, b.unpackedSize = cfg, configSize(cfg)
+		}
+		cfg = b.unpacked
+	}
+	cost := b.cost()
+	e.mu.Unlock()
+	if budget != nil && current {
+		budget.Add(e, cost)
+	}
+	return cfg, nil
+}
+
+// configSize estimates the length of cfg's JSON, for the budget: the
+// contents it holds and a few hundred bytes of structure per item.
+func configSize(cfg *osm.OperatingSystemConfigSpec) int {
+	n := 512 + len(cfg.CloudProvider.Spec.Raw)
+	for _, c := range []*osm.OSCConfig{&cfg.BootstrapConfig, &cfg.ProvisioningConfig} {
+		for _, f := range c.Files {
+			n += 128 + len(f.Path)
+			if in := f.Content.Inline; in != nil {
+				n += len(in.Data) + len(in.Encoding)
+			}
+		}
+		for _, u := range c.Units {
+			n += 128 + len(u.Name)
+			if u.Content != nil {
+				n += len(*u.Content)
+			}
+			for _, d := range u.DropIns {
+				n += 64 + len(d.Name) + len(d.Content)
+			}
+		}
+		for _, k := range c.UserSSHKeys {
+			n += 4 + len(k)
+		}
+		if m := c.CloudInitModules; m != nil {
+			for _, s := range m.RunCMD {
+				n += 4 + len(s)
+			}
+			for _, s := range m.BootCMD {
+				n += 4 + len(s)
+			}
+			for k, v := range m.RHSubscription {
+				n += 8 + len(k) + len(v)
+			}
+		}
+	}
+	return n
 }
 
 func decodeConfig(packed []byte) (*osm.OperatingSystemConfigSpec, int, error) {

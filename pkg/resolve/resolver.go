@@ -225,25 +225,37 @@ func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha
 		// Only the real values fail: their error may quote them.
 		return NewFailed(profile, requestedSpec(osp), errSecretDependent)
 	}
+	// By construction the view holds no secret; redact only guards against
+	// a secret that equals some other input.
+	redacted := secrets(kubelet, fetch, f.Node)
 	var cfg *osm.OperatingSystemConfigSpec
-	if viewErr == nil {
-		cfg = &view.Config
-		// By construction the view holds no secret; this only guards
-		// against a secret that equals some other input.
-		redact(cfg, secrets(kubelet, fetch, f.Node))
-	}
 	if err := fitsSecrets(res); err != nil {
-		if cfg == nil {
-			cfg = requestedSpec(osp)
+		if cfg = requestedSpec(osp); viewErr == nil {
+			cfg = &view.Config
+			redact(cfg, redacted)
 		}
 		return NewFailed(profile, cfg, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
 	}
 	if !packed {
+		if viewErr == nil {
+			cfg = &view.Config
+			redact(cfg, redacted)
+		}
 		out := newPreview(profile, cfg, res)
 		out.ViewErr = viewErr
 		return out
 	}
-	out, err := newRendered(profile, cfg, res)
+	// The view rendered, so its error is known (nil), but its config is not
+	// kept: encoding and packing it cost more than both renders, and the
+	// syncer, the payloads and the tables never read it. A reader of the
+	// config renders the view again (viewConfig).
+	var lazy func() (*osm.OperatingSystemConfigSpec, error)
+	if viewErr == nil {
+		lazy = func() (*osm.OperatingSystemConfigSpec, error) {
+			return r.viewConfig(md, osp, ovs, f, kubelet, fetch)
+		}
+	}
+	out, err := newRendered(profile, res, lazy)
 	if err != nil {
 		return NewFailed(profile, nil, fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
 	}
@@ -251,6 +263,21 @@ func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha
 		out.ViewErr = viewErr
 	}
 	return out
+}
+
+// viewConfig renders the view of md again, from the inputs its payloads were
+// rendered from, for a reader of the OSC's config.
+func (r *Resolver) viewConfig(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
+	f *facts.Facts, kubelet, fetch string) (*osm.OperatingSystemConfigSpec, error) {
+	cluster := f.Cluster
+	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
+	view, err := r.cfg.Render(render.Input{OSP: osp, Overlays: ovs, MachineDeployment: md, Cluster: cluster, Node: f.Node, View: true})
+	if err != nil {
+		// The view's error: safe to show.
+		return nil, fmt.Errorf("failed to render the config again: %w", err)
+	}
+	redact(&view.Config, secrets(kubelet, fetch, f.Node))
+	return &view.Config, nil
 }
 
 // overlayRefs are the references of the OSC's status.overlays.
@@ -269,13 +296,14 @@ func overlayRefs(ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay) []osm.Ov
 // secrets but not with placeholders: its own message could quote a secret.
 var errSecretDependent = errors.New("the render fails with the real credentials but not with placeholders; its error is not shown because it could contain them (a template depends on a secret's value)")
 
-// newRendered returns the output of the real render res with the view cfg
-// (nil when the view failed).
-func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpec, res *render.Result) (*Rendered, error) {
-	if cfg == nil {
-		cfg = &osm.OperatingSystemConfigSpec{OSName: res.Config.OSName, OSVersion: res.Config.OSVersion, ProvisioningUtility: res.Config.ProvisioningUtility,
-			CloudProvider: osm.CloudProviderSpec{Name: res.Config.CloudProvider.Name}}
-	}
+// newRendered returns the output of the real render res; view renders its
+// config when a reader asks (nil when the view failed: the config then holds
+// the summary only). The summary is the real render's: OS, version, cloud and
+// provisioning utility come from the profile and the MD, never from a
+// secret, so they are the view's too.
+func newRendered(profile osm.ProfileReference, res *render.Result, view func() (*osm.OperatingSystemConfigSpec, error)) (*Rendered, error) {
+	summary := &osm.OperatingSystemConfigSpec{OSName: res.Config.OSName, OSVersion: res.Config.OSVersion, ProvisioningUtility: res.Config.ProvisioningUtility,
+		CloudProvider: osm.CloudProviderSpec{Name: res.Config.CloudProvider.Name}}
 	bootstrap, err := NewPayload(res.Bootstrap.Format, res.Bootstrap.UserData)
 	if err != nil {
 		return nil, err
@@ -284,9 +312,14 @@ func newRendered(profile osm.ProfileReference, cfg *osm.OperatingSystemConfigSpe
 	if err != nil {
 		return nil, err
 	}
-	out, err := NewRendered(profile, cfg, bootstrap, provisioning)
-	if err != nil || res.EdgeScript == nil {
-		return out, err
+	var out *Rendered
+	if view != nil {
+		out = newLazy(profile, summary, bootstrap, provisioning, view)
+	} else if out, err = NewRendered(profile, summary, bootstrap, provisioning); err != nil {
+		return nil, err
+	}
+	if res.EdgeScript == nil {
+		return out, nil
 	}
 	edge, err := NewPayload(res.EdgeScript.Format, res.EdgeScript.UserData)
 	if err != nil {

@@ -27,16 +27,23 @@ const token = "abcdef.0123456789abcdef"
 
 // fakeRenderer writes the tokens it is given into a file and the payloads, as
 // real profiles do, and fails for profiles named "broken".
+// Its view fails for profiles named "viewfails".
 type fakeRenderer struct {
 	calls atomic.Int64
+	views atomic.Int64
 }
 
 func (f *fakeRenderer) Render(in render.Input) (*render.Result, error) {
 	if !in.View {
 		f.calls.Add(1)
+	} else {
+		f.views.Add(1)
 	}
 	if in.OSP.Name == "broken" {
 		return nil, errors.New("broken: template: line 1: unclosed action")
+	}
+	if in.OSP.Name == "viewfails" && in.View {
+		return nil, errors.New("viewfails: the placeholder is no token")
 	}
 	secret := "token=" + in.Cluster.BootstrapToken + " getter=" + in.Cluster.CloudInitGetterToken
 	provisioning := []byte("#cloud-config\n")

@@ -121,6 +121,11 @@ func TestViewHasNoSecretsWhateverTheTemplateDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("the OSC", string(view))
+	// The summary tables show comes from the real render: it must be the view's.
+	if s := out.Summary(); s.OSName != cfg.OSName || s.OSVersion != cfg.OSVersion || s.CloudProvider.Name != cfg.CloudProvider.Name ||
+		s.ProvisioningUtility != cfg.ProvisioningUtility || s.CloudProvider.Name != "aws" {
+		t.Errorf("summary %+v differs from the view's config", s)
+	}
 	if !strings.Contains(string(view), render.RedactedToken) || !strings.Contains(string(view), render.Redacted) {
 		t.Errorf("no placeholder in the view:\n%s", view)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
@@ -220,5 +222,22 @@ func TestParseFetchTokenRefusesWhatIsNoToken(t *testing.T) {
 		if _, err := ParseFetchToken(s); err == nil {
 			t.Errorf("ParseFetchToken(%q) accepted it", s)
 		}
+	}
+}
+
+// LookupFetch hands out the cached Secret's bytes without copying them.
+func TestLookupFetchDoesNotCopyTheToken(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	secret := fetchTokenSecret(ref)
+	secret.Data = map[string][]byte{keyFetchToken: []byte("header.payload.signature")}
+	if err := indexer.Add(secret); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := LookupFetch(corev1listers.NewSecretLister(indexer), ref)
+	if !ok || got != "header.payload.signature" {
+		t.Fatalf("LookupFetch = %q, %v", got, ok)
+	}
+	if unsafe.StringData(got) != unsafe.SliceData(secret.Data[keyFetchToken]) {
+		t.Errorf("the token was copied")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,7 +111,13 @@ func LookupFetch(lister corev1listers.SecretLister, ref machinecontroller.Ref) (
 	if err != nil || !ownedBy(s, ref, PurposeFetch) || s.Type != SecretTypeFetchToken || len(s.Data[keyFetchToken]) == 0 {
 		return "", false
 	}
-	return string(s.Data[keyFetchToken]), true
+	// The token is the cached Secret's bytes, not a copy of them: a table
+	// of OSCs resolves every MD, which would copy every token (1-2 KiB) for
+	// every LIST, and the resolver keeps each MD's token. Objects of an
+	// informer are never modified (whoever writes one copies it first), so
+	// the bytes never change under the string.
+	data := s.Data[keyFetchToken]
+	return unsafe.String(unsafe.SliceData(data), len(data)), true
 }
 
 // fetchTokenSecret is the Secret holding ref's fetch token, without one.

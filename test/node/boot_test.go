@@ -100,6 +100,9 @@ func runBoot(t *testing.T, b boot) error {
 		return fail(err)
 	}
 	report("%s: Ready after %d s, pod Running; reported steps: %s", label, int(readyAfter.Seconds()), steps)
+	if err := checkDebianMirror(ctx, vm, b); err != nil {
+		return fail(err)
+	}
 	if err := checkReplayRefused(ctx, vm, b); err != nil {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the node kit of the node boot test (docs/node-test.md "The kit") and prints its
 # directory: a Debian 12 VM image with its kernel and initrd, and an air-gapped mirror laid
-# out like the real download sites (kubelet and kubectl, CNI plugins, crictl, and a signed
-# apt repository with a containerd.io package), all built from the Go module proxy and
-# Debian's packages. Progress goes to stderr.
+# out like the real download sites (kubelet and kubectl, CNI plugins, crictl, a signed
+# apt repository with a containerd.io package, and a signed Debian package mirror with
+# the packages the OSP installs that the image lacks), all built from the Go module proxy
+# and Debian's packages. Progress goes to stderr.
 #
 # Cached under ${OSM_CACHE_DIR:-~/.cache/osm-apiserver}/node/<key>, where the key names the
-# versions and hashes the rest (these scripts, osp-ubuntu.yaml); the parts (Go binaries, the Debian root file system) are cached beside it, so a
+# versions and hashes the rest (these scripts, osp-ubuntu.yaml); the parts (Go binaries, the
+# Debian root file system and the mirror's packages) are cached beside it, so a
 # failed step does not redo the ones before it. A warm call returns at once. The first
 # build took ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet
 # and kubectl (hack/build-cluster-binaries.sh, which this calls for them).
@@ -75,7 +77,7 @@ guest_environment() {
 ENVIRONMENT="$(guest_environment)"
 # What no version names: the image's /etc/environment and packages, these scripts, and the
 # OSP the kit was checked against (its download defaults make /etc/environment, its apt
-# installs must be in the image: check_osp_packages). An OSP change makes a new kit; only
+# installs must be in the image or the Debian mirror: check_osp_packages). An OSP change makes a new kit; only
 # the cheap apt repository, image and mirror steps run again (the parts stay cached).
 # Nothing else of the repository goes into the kit: osm-report and the payloads come from
 # the osm-apiserver the test runs.
@@ -113,7 +115,7 @@ cleanup() {
 }
 trap cleanup EXIT
 start=$(date +%s)
-STEPS=8 step_n=0 step_start=0 step_name="" step_note="" times=""
+STEPS=9 step_n=0 step_start=0 step_name="" step_note="" times=""
 # step NAME HINT [PART]: starts a step; a PART left by an earlier build makes it "cached".
 step() {
   step_n=$((step_n + 1)) step_name=$1 step_start=$(date +%s) step_note=""
@@ -127,8 +129,8 @@ step_done() {
 }
 
 log "building the node kit $KEY"
-# Before anything slow, and on every build: the root file system's cached part is keyed by
-# its package list, not by the OSP.
+# Before anything slow, and on every build: the root file system's and the mirror packages'
+# cached parts are keyed by their package lists, not by the OSP.
 check_osp_packages
 log "once per version set: measured ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet if not built yet"
 rm -rf "$KIT.tmp"
@@ -138,6 +140,7 @@ CONTAINERD_PART="$PARTS/containerd-$CONTAINERD_VERSION-runc-$RUNC_VERSION"
 CNI_PART="$PARTS/cni-plugins-$CNI_VERSION"
 CRICTL_PART="$PARTS/crictl-$CRICTL_VERSION"
 ROOTFS_PART="$PARTS/rootfs-$SUITE-$(rootfs_hash).tar"
+DEBS_PART="$PARTS/debs-$SUITE-$(rootfs_hash)"
 
 step "containerd $CONTAINERD_VERSION and runc $RUNC_VERSION" "from the Go module proxy, measured 390 s" "$CONTAINERD_PART"
 build_containerd "$CONTAINERD_PART"
@@ -151,9 +154,12 @@ step_done
 step "containerd.io $CONTAINERD_DEB_VERSION package and its signed apt repository" "with the image and mirror steps, measured ~45 s"
 build_apt_repo "$CONTAINERD_PART" "$KIT.tmp/mirror/docker/linux/ubuntu"
 step_done
-step "Debian $SUITE root file system" "mmdebstrap from Debian's mirror, measured 193 s" "$ROOTFS_PART"
-build_rootfs "$ROOTFS_PART"
-touch "$ROOTFS_PART"
+step "Debian $SUITE root file system and the mirror's packages" "mmdebstrap from Debian's mirror, measured 193 s" "$DEBS_PART"
+build_rootfs "$ROOTFS_PART" "$DEBS_PART"
+touch "$ROOTFS_PART" "$DEBS_PART"
+step_done
+step "Debian package mirror: ${MIRROR_PACKAGES[*]} and their dependencies" "indexed and signed, a few seconds"
+build_debian_repo "$DEBS_PART" "$KIT.tmp/mirror/debian" "$KIT.tmp/mirror-packages.txt"
 step_done
 step "VM image: rootfs.img, vmlinuz, initrd.img" "with the apt repository and mirror steps, measured ~45 s"
 build_image "$ROOTFS_PART" "$KIT.tmp"
@@ -176,6 +182,7 @@ CONTAINERD_VERSION=$CONTAINERD_VERSION
 CONTAINERD_DEB_VERSION=$CONTAINERD_DEB_VERSION
 RUNC_VERSION=$RUNC_VERSION
 DEBIAN_SUITE=$SUITE
+DEBIAN_MIRROR_PACKAGES="${MIRROR_PACKAGES[*]}"
 GUEST_ADDR=$GUEST_ADDR
 MIRROR_PORT=$MIRROR_PORT
 REGISTRY_PORT=$REGISTRY_PORT
@@ -189,5 +196,6 @@ mv "$KIT.tmp" "$KIT"
 # parts stay for the next build.
 find "$NODE_CACHE" -mindepth 1 -maxdepth 1 -type d -name 'v[0-9]*-kube-*' ! -name "$KEY" -mmin +180 -exec rm -rf {} +
 find "$PARTS" -maxdepth 1 -name 'rootfs-*.tar' ! -name "${ROOTFS_PART##*/}" -mmin +180 -delete
+find "$PARTS" -mindepth 1 -maxdepth 1 -type d -name 'debs-*' ! -name "${DEBS_PART##*/}" -mmin +180 -exec rm -rf {} +
 log "done in $(($(date +%s) - start))s: $KIT"
 echo "$KIT"

@@ -2,28 +2,39 @@
 # The node kit's VM image (hack/node-kit.sh): a Debian root file system from mmdebstrap,
 # made into an air-gapped cloud image. Uses the variables and log() of hack/node-kit.sh.
 
-# What a cloud image has (systemd, cloud-init with NoCloud, the cloud kernel, DHCP on eth0
-# with ifupdown), what Ubuntu has and Debian's minimal image lacks (systemd-resolved, dbus),
-# the QEMU guest agent the test drives the VM with, tools for a person on the console, and
-# every package osp-ubuntu's setup apt-installs for cloud provider kubevirt, so that its
-# `apt-get install` finds them installed (check_osp_packages keeps this list honest).
+# The image/mirror split. IMAGE_PACKAGES is what a stock Ubuntu cloud image (the OSP's
+# target) has, plus what the harness needs: systemd, cloud-init with NoCloud, the cloud
+# kernel, DHCP on eth0 with ifupdown, systemd-resolved and dbus (on Ubuntu, not in Debian's
+# minimal image), tools for a person on the console, and of osp-ubuntu's apt installs those
+# Ubuntu's cloud image has (ca-certificates, curl and gnupg, which the bootstrap needs,
+# iptables, kmod, e2fsprogs, util-linux) plus qemu-guest-agent: the test drives the VM
+# through it before the setup runs, so the OSP's install of it is a no-op, as on
+# kubevirt's images.
 IMAGE_PACKAGES=(
   systemd-sysv udev dbus systemd-resolved cloud-init linux-image-cloud-amd64 initramfs-tools
   ifupdown isc-dhcp-client iproute2 iputils-ping procps less
   qemu-guest-agent
-  ca-certificates curl gnupg conntrack ebtables ethtool iptables ipvsadm socat kmod
-  nfs-common cifs-utils e2fsprogs util-linux
+  ca-certificates curl gnupg iptables kmod e2fsprogs util-linux
 )
+# MIRROR_PACKAGES: the rest of what osp-ubuntu apt-installs for cloud provider kubevirt,
+# which a stock image lacks (ethtool too: not every Ubuntu cloud image has it). They are
+# not in the image; the kit's Debian package mirror serves them with every dependency the
+# image lacks (build_debian_repo), so the setup's `apt-get update` and `apt-get install`
+# really fetch and install them. check_osp_packages keeps both lists honest.
+MIRROR_PACKAGES=(conntrack ebtables ethtool ipvsadm socat nfs-common cifs-utils)
 # Packages osp-ubuntu installs only for other cloud providers.
 OTHER_PROVIDER_PACKAGES=" open-vm-tools "
 
-# check_osp_packages: fails when osp-ubuntu apt-installs a package the image lacks.
+# check_osp_packages: fails when osp-ubuntu apt-installs a package neither the image has
+# nor the mirror serves.
 check_osp_packages() {
   local p pkgs
   pkgs=$(sed -n 's/^ *apt_install \([a-z0-9][a-z0-9 .+-]*\)$/\1/p' "$OSP")
+  [ -n "$pkgs" ] || die "found no apt_install lines in $OSP"
   for p in $pkgs; do
     [[ $OTHER_PROVIDER_PACKAGES == *" $p "* ]] && continue
-    [[ " ${IMAGE_PACKAGES[*]} " == *" $p "* ]] || die "osp-ubuntu installs $p; add it to IMAGE_PACKAGES in hack/lib/node-kit-image.sh"
+    [[ " ${IMAGE_PACKAGES[*]} ${MIRROR_PACKAGES[*]} " == *" $p "* ]] ||
+      die "osp-ubuntu installs $p; add it to MIRROR_PACKAGES (or, if a stock Ubuntu cloud image has it, IMAGE_PACKAGES) in hack/lib/node-kit-image.sh"
   done
 }
 
@@ -32,20 +43,72 @@ debian_sources() {
     "deb $DEBIAN_SECURITY_MIRROR $SUITE-security main"
 }
 
-# rootfs_hash: names the root file system's inputs (the cache key of its tar).
-rootfs_hash() { { debian_sources; printf '%s\n' "${IMAGE_PACKAGES[@]}"; } | sha256sum | cut -c1-12; }
+# rootfs_hash: names the root file system's inputs (the cache key of its tar and of the
+# mirror's packages, which are downloaded with it).
+rootfs_hash() {
+  { debian_sources; printf '%s\n' "${IMAGE_PACKAGES[@]}" -- "${MIRROR_PACKAGES[@]}"; } | sha256sum | cut -c1-12
+}
 
+# build_rootfs PART DEBS: the root file system's tar, and in DEBS the packages the mirror
+# serves: what `apt-get install MIRROR_PACKAGES` downloads in the finished root, with its
+# Debian sources and apt defaults (recommends too), the very state the VM boots in, so the
+# VM's install needs exactly these. Both come from one run: the same index, no skew.
 build_rootfs() {
-  local part=$1 src=()
-  [ -s "$part" ] && return 0
+  local part=$1 debs=$2 src=()
+  [ -s "$part" ] && [ -d "$debs" ] && return 0
   mapfile -t src < <(debian_sources)
-  # No documentation, manual pages or translations: a smaller image fills faster.
+  rm -rf "$work/debs"
+  mkdir -p "$work/debs"
+  # No documentation, manual pages or translations: a smaller image fills faster. The hooks
+  # run in the finished root ($1, expanded by mmdebstrap's shell), with the host's
+  # resolv.conf in place of systemd-resolved's link (no resolved runs in the chroot).
+  # shellcheck disable=SC2016
   mmdebstrap --quiet --variant=apt --include="$(IFS=,; echo "${IMAGE_PACKAGES[*]}")" \
     --aptopt='Acquire::Retries "3"' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --customize-hook='chroot "$1" apt-get clean' \
+    --customize-hook='rm -f "$1/etc/resolv.conf" && cp -L /etc/resolv.conf "$1/etc/resolv.conf"' \
+    --customize-hook="chroot \"\$1\" apt-get install -qq -y --download-only ${MIRROR_PACKAGES[*]} >&2" \
+    --customize-hook="sync-out /var/cache/apt/archives $work/debs" \
+    --customize-hook='chroot "$1" apt-get clean' \
+    --customize-hook='ln -sf ../run/systemd/resolve/stub-resolv.conf "$1/etc/resolv.conf"' \
     "$SUITE" "$work/rootfs.tar" "${src[@]}" >&2
+  rm -rf "$work/debs/partial" "$work/debs/lock"
+  local p
+  for p in "${MIRROR_PACKAGES[@]}"; do
+    compgen -G "$work/debs/${p}_*.deb" >/dev/null ||
+      die "apt downloaded no $p: the image has it already (a dependency of IMAGE_PACKAGES?); move it to IMAGE_PACKAGES"
+  done
+  rm -rf "$debs"
+  mv "$work/debs" "$debs"
   mv "$work/rootfs.tar" "$part"
+}
+
+# build_debian_repo DEBS REPO LIST: a Debian repository (suite $SUITE, component main,
+# amd64) of the packages in DEBS, signed with the kit's key, whose binary keyring goes into
+# the image (build_image); LIST names its packages (package, version, pool file).
+build_debian_repo() {
+  local debs=$1 repo=$2 list=$3 dist="$2/dists/$SUITE" f name
+  mkdir -p "$repo/pool/main" "$dist/main/binary-amd64"
+  # Named as Debian's pool names them (no epoch: a colon or its %3a would not survive a URL).
+  for f in "$debs"/*.deb; do
+    name=$(dpkg-deb -f "$f" Package Version Architecture | awk -F': ' '{v[NR]=$2} END {sub(/^[0-9]+:/, "", v[2]); print v[1] "_" v[2] "_" v[3] ".deb"}')
+    cp "$f" "$repo/pool/main/$name"
+  done
+  (cd "$repo" && apt-ftparchive packages pool/main) >"$dist/main/binary-amd64/Packages"
+  gzip -9nk "$dist/main/binary-amd64/Packages"
+  awk -F': ' '$1 == "Package" {p = $2} $1 == "Version" {v = $2} $1 == "Filename" {print p "\t" v "\t" $2}' \
+    "$dist/main/binary-amd64/Packages" >"$list"
+  apt-ftparchive -o APT::FTPArchive::Release::Origin="osm-apiserver node kit" \
+    -o APT::FTPArchive::Release::Label="osm-apiserver node kit" \
+    -o APT::FTPArchive::Release::Suite="$SUITE" -o APT::FTPArchive::Release::Codename="$SUITE" \
+    -o APT::FTPArchive::Release::Architectures=amd64 -o APT::FTPArchive::Release::Components=main \
+    release "$dist" >"$work/Release"
+  mv "$work/Release" "$dist/Release"
+  sign_release "$dist"
+  kit_gpg --export >"$work/debian-keyring.gpg"
+  kit_gpg --armor --export >"$repo/key.asc"
 }
 
 # build_image ROOTFS_TAR KIT: rootfs.img, vmlinuz, initrd.img and image-packages.txt.
@@ -53,9 +116,15 @@ build_image() {
   local tar=$1 kit=$2 r="$work/rootfs"
   mkdir -p "$r"
   tar -C "$r" --numeric-owner --xattrs --xattrs-include='*' -xpf "$tar"
-  # Air-gapped: no Debian sources left; the OSP adds its own repository (the mirror's).
+  # Air-gapped: Debian's sources make way for the kit's Debian package mirror (the OSP adds
+  # its containerd.io repository, the mirror's too).
   rm -f "$r/etc/apt/sources.list"
   find "$r/etc/apt/sources.list.d" -mindepth 1 -delete
+  install -d -m 0755 "$r/etc/apt/keyrings"
+  install -m 0644 "$work/debian-keyring.gpg" "$r/etc/apt/keyrings/osm-node-kit-debian.gpg"
+  printf '# Written by osm-apiserver'"'"'s hack/node-kit.sh: the node test'"'"'s Debian package mirror.\n%s\n' \
+    "deb [signed-by=/etc/apt/keyrings/osm-node-kit-debian.gpg] $MIRROR_URL/debian $SUITE main" \
+    >"$r/etc/apt/sources.list.d/osm-node-kit.list"
   find "$r/var/lib/apt/lists" -mindepth 1 -maxdepth 1 -type f -delete
   rm -f "$r"/var/cache/apt/*.bin
   # Every VM makes its own machine id on first boot.

@@ -1,6 +1,7 @@
 # shellcheck shell=bash disable=SC2154
 # Parts of the node kit (hack/node-kit.sh): host packages, the Go binaries, the
-# containerd.io package with its signed apt repository, and the download mirror.
+# containerd.io package with its signed apt repository, the kit's signing key, and the
+# download mirror.
 # Uses the variables and log() of hack/node-kit.sh; $work is its scratch directory.
 
 # Debian packages the kit build needs, installed when missing.
@@ -153,14 +154,23 @@ build_apt_repo() {
     -o APT::FTPArchive::Release::Architectures=amd64 -o APT::FTPArchive::Release::Components=stable \
     release "$dist" >"$work/Release"
   mv "$work/Release" "$dist/Release"
-  export GNUPGHOME="$work/gnupg"
-  install -d -m 0700 "$GNUPGHOME"
-  gpg --batch --quiet --passphrase '' --quick-gen-key 'osm-apiserver node kit <osm@local>' ed25519 sign never
-  gpg --batch --armor --export >"$repo/gpg"
-  gpg --batch --yes --clearsign -o "$dist/InRelease" "$dist/Release"
-  gpg --batch --yes --armor --detach-sign -o "$dist/Release.gpg" "$dist/Release"
-  gpgconf --kill gpg-agent
-  unset GNUPGHOME
+  sign_release "$dist"
+  kit_gpg --armor --export >"$repo/gpg"
+}
+
+# kit_gpg ARGS...: gpg with the kit's signing key (ed25519), made on first use in $work.
+kit_gpg() {
+  if [ ! -d "$work/gnupg" ]; then
+    install -d -m 0700 "$work/gnupg"
+    GNUPGHOME="$work/gnupg" gpg --batch --quiet --passphrase '' --quick-gen-key 'osm-apiserver node kit <osm@local>' ed25519 sign never
+  fi
+  GNUPGHOME="$work/gnupg" gpg --batch "$@"
+}
+
+# sign_release DIST: InRelease and Release.gpg for DIST/Release.
+sign_release() {
+  kit_gpg --yes --clearsign -o "$1/InRelease" "$1/Release"
+  kit_gpg --yes --armor --detach-sign -o "$1/Release.gpg" "$1/Release"
 }
 
 # build_mirror KUBE_BIN_DIR MIRROR: the release download layouts and checksum formats

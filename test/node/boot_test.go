@@ -111,6 +111,9 @@ func runBoot(t *testing.T, b boot) error {
 		}
 	}
 	report("%s: Ready after %d s%s, pod Running; reported steps: %s", label, int(readyAfter.Seconds()), retried, steps)
+	if err := checkDebianMirror(ctx, vm, b); err != nil {
+		return fail(err)
+	}
 	if err := checkReplayRefused(ctx, vm, b); err != nil {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}

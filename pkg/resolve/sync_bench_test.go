@@ -21,16 +21,13 @@ import (
 // upstreamUbuntu sits beside the repository in every checkout and CI run.
 const upstreamUbuntu = "../../../shared/upstream-osm/deploy/osps/default/osp-ubuntu.yaml"
 
-// BenchmarkSyncRender is what the syncer does for a new MachineDeployment:
-// resolve it (a render, the cache misses) and read both payloads to write its
-// Secret; the upstream ubuntu profile, the real renderer, a new MD each time.
 // benchResolver is a resolver over the upstream ubuntu profile with the real
 // renderer; newMD returns the i-th MachineDeployment of it.
 func benchResolver(b testing.TB) (*Resolver, func(int) *clusterv1alpha1.MachineDeployment) {
 	b.Helper()
 	data, err := os.ReadFile(upstreamUbuntu)
 	if err != nil {
-		b.Skip(err)
+		b.Fatalf("the upstream OSM data beside the repository (../shared/upstream-osm) is missing: %v", err)
 	}
 	osp, err := render.DecodeOSP(data)
 	if err != nil {
@@ -71,6 +68,9 @@ func benchResolver(b testing.TB) (*Resolver, func(int) *clusterv1alpha1.MachineD
 	return r, newMD
 }
 
+// BenchmarkSyncRender is what the syncer does for a new MachineDeployment:
+// resolve it (a render, the cache misses) and read both payloads to write its
+// Secret; the upstream ubuntu profile, the real renderer, a new MD each time.
 func BenchmarkSyncRender(b *testing.B) {
 	r, newMD := benchResolver(b)
 	// Parse the profile before the timer starts.

@@ -7,14 +7,11 @@ import (
 	"testing"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -51,19 +48,7 @@ func benchResolver(b testing.TB) (*Resolver, func(int) *clusterv1alpha1.MachineD
 	})
 	r.cfg.Facts.(*fakeFacts).current.Store(f)
 	newMD := func(i int) *clusterv1alpha1.MachineDeployment {
-		name := fmt.Sprintf("md-%06d", i)
-		return &clusterv1alpha1.MachineDeployment{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace: "kube-system", Name: name, UID: types.UID(name), ResourceVersion: "1",
-				Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu", "machinedeployment.clusters.k8s.io/revision": "1"},
-			},
-			Spec: clusterv1alpha1.MachineDeploymentSpec{Template: clusterv1alpha1.MachineTemplateSpec{Spec: clusterv1alpha1.MachineSpec{
-				ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"aws",` +
-					`"cloudProviderSpec":{"region":"eu-central-1"},"operatingSystem":"ubuntu","operatingSystemSpec":{},` +
-					`"sshPublicKeys":["ssh-ed25519 AAAA bench@osm"]}`)}},
-				Versions: clusterv1alpha1.MachineVersionInfo{Kubelet: "1.33.4"},
-			}}},
-		}
+		return machinecontrollertest.BenchMD(fmt.Sprintf("md-%06d", i))
 	}
 	return r, newMD
 }

@@ -10,12 +10,12 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	corev1listers "k8s.io/client-go/listers/core/v1"
@@ -52,19 +52,7 @@ func ubuntuProfile(b *testing.B) *ospv1alpha1.OperatingSystemProfile {
 func benchMDs(n int) []*clusterv1alpha1.MachineDeployment {
 	mds := make([]*clusterv1alpha1.MachineDeployment, n)
 	for i := range mds {
-		name := fmt.Sprintf("md-%04d", i)
-		mds[i] = &clusterv1alpha1.MachineDeployment{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace: "kube-system", Name: name, UID: types.UID(name), ResourceVersion: "1",
-				Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu", "machinedeployment.clusters.k8s.io/revision": "1"},
-			},
-			Spec: clusterv1alpha1.MachineDeploymentSpec{Template: clusterv1alpha1.MachineTemplateSpec{Spec: clusterv1alpha1.MachineSpec{
-				ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"aws",` +
-					`"cloudProviderSpec":{"region":"eu-central-1"},"operatingSystem":"ubuntu","operatingSystemSpec":{},` +
-					`"sshPublicKeys":["ssh-ed25519 AAAA bench@osm"]}`)}},
-				Versions: clusterv1alpha1.MachineVersionInfo{Kubelet: "1.33.4"},
-			}}},
-		}
+		mds[i] = machinecontrollertest.BenchMD(fmt.Sprintf("md-%04d", i))
 	}
 	return mds
 }

@@ -32,6 +32,24 @@ func MD(namespace, name, profile string, labels map[string]string) *clusterv1alp
 	return md
 }
 
+// BenchMD returns the MachineDeployment the render benchmarks use: ubuntu on
+// aws with kubelet 1.33.4, at revision 1, naming osp-ubuntu of
+// ProfileNamespace, where it lives too.
+func BenchMD(name string) *clusterv1alpha1.MachineDeployment {
+	return &clusterv1alpha1.MachineDeployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ProfileNamespace, Name: name, UID: types.UID(name), ResourceVersion: "1",
+			Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu", machinecontroller.AnnotationMDRevision: "1"},
+		},
+		Spec: clusterv1alpha1.MachineDeploymentSpec{Template: clusterv1alpha1.MachineTemplateSpec{Spec: clusterv1alpha1.MachineSpec{
+			ProviderSpec: clusterv1alpha1.ProviderSpec{Value: &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"aws",` +
+				`"cloudProviderSpec":{"region":"eu-central-1"},"operatingSystem":"ubuntu","operatingSystemSpec":{},` +
+				`"sshPublicKeys":["ssh-ed25519 AAAA bench@osm"]}`)}},
+			Versions: clusterv1alpha1.MachineVersionInfo{Kubelet: "1.33.4"},
+		}}},
+	}
+}
+
 // OnCloud sets md's providerSpec to one naming cloud and returns md.
 func OnCloud(md *clusterv1alpha1.MachineDeployment, cloud string) *clusterv1alpha1.MachineDeployment {
 	md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"` + cloud + `"}`)}

@@ -16,7 +16,8 @@
 #
 # Record results in docs/benchmarks.md ("First run") with the machine (nproc, CPU) and
 # its load (the rows carry `uptime`'s 1-minute load before and after each run).
-# node-test and ci take /tmp/osm-node-test.lock, as every node test run must.
+# node-test and ci take /tmp/osm-node-test.lock so two measurements never overlap (flock -o:
+# no process they start inherits the lock and keeps it after a kill).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 chain="" keep="" out=""
@@ -64,8 +65,8 @@ run() {
   case $target in
     demo) cmd=(make demo) ;;
     test) cmd=(make test) ;;
-    node-test) cmd=(flock /tmp/osm-node-test.lock make node-test) ;;
-    ci) cmd=(flock /tmp/osm-node-test.lock .ci/run) ;;
+    node-test) cmd=(flock -o /tmp/osm-node-test.lock make node-test) ;;
+    ci) cmd=(flock -o /tmp/osm-node-test.lock .ci/run) ;;
   esac
   before=$(load)
   log "$target ($kind): ${cmd[*]} in $clone, load $before; log: $clone/../$target-$kind.log"

@@ -3,7 +3,8 @@
 # Installs QEMU and socat from Debian when missing, builds the node
 # kit (hack/node-kit.sh, cached), then runs test/node, which prints one line per boot:
 #   node-test osp-ubuntu ipv4: Ready after 212 s, pod Running
-# and exits non-zero if any boot failed.
+# and exits non-zero if any boot failed. One node test runs per machine at a time; a second
+# waits for the first.
 #
 # Environment: OSM_NODE_TEST_ACCEL=kvm|tcg overrides the KVM detection (TCG where this
 # machine is itself a VM); OSM_NODE_TEST_RUN=REGEX runs only the boots it matches
@@ -44,4 +45,11 @@ run=()
 [ -z "${OSM_NODE_TEST_RUN:-}" ] || run=(-run "$OSM_NODE_TEST_RUN")
 # -p 1: go test streams a package's output (the progress of long waits) only when it
 # runs one test binary at a time.
-go test -count=1 -v -p 1 -timeout 75m "${run[@]}" ./test/node/...
+# One node test per machine: two would share 2 cores and both run out of time. flock -o
+# keeps the lock in flock itself, so no process the test starts (etcd, QEMU) inherits it
+# and holds it after the test is killed.
+lock="${TMPDIR:-/tmp}/osm-apiserver-node-test.lock"
+if ! flock -n "$lock" true; then
+  log "another node test is running on this machine ($lock); waiting for it to finish"
+fi
+flock -o "$lock" go test -count=1 -v -p 1 -timeout 75m "${run[@]}" ./test/node/...

@@ -1,6 +1,9 @@
 package defaultosps
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,19 +26,7 @@ func TestOSMReportIsTheHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, osp := range osps {
-		r := renderOSP(t, osp.Name, string(osp.Spec.SupportedCloudProviders[0].Name), "", nil)
-		if r.res.Provisioning.Format == osm.PayloadFormatIgnition {
-			for _, p := range []struct {
-				payload render.Payload
-				into    *map[string]string
-			}{{r.res.Bootstrap, &r.bootstrap}, {r.res.Provisioning, &r.provisioning}} {
-				files, err := ignitionFiles(p.payload.UserData)
-				if err != nil {
-					t.Fatalf("%s: %v", osp.Name, err)
-				}
-				*p.into = filesByPath(files)
-			}
-		}
+		r := renderFiles(t, osp.Name, string(osp.Spec.SupportedCloudProviders[0].Name))
 		if got := r.provisioning["/opt/bin/osm-report"]; got != osmreport.Script {
 			t.Errorf("%s: /opt/bin/osm-report differs from artifacts/osmreport/osm-report (copy it into the profile, indented)", osp.Name)
 		}
@@ -61,5 +52,87 @@ func TestOSMReportIsTheHelper(t *testing.T) {
 				t.Errorf("%s: osm-bootstrap does not contain %q", osp.Name, want)
 			}
 		}
+	}
+}
+
+// renderFiles renders a default profile for cloud and has the files of both
+// payloads, cloud-config or Ignition.
+func renderFiles(t *testing.T, name, cloud string) rendered {
+	t.Helper()
+	r := renderOSP(t, name, cloud, "", nil)
+	if r.res.Provisioning.Format != osm.PayloadFormatIgnition {
+		return r
+	}
+	for _, p := range []struct {
+		payload render.Payload
+		into    *map[string]string
+	}{{r.res.Bootstrap, &r.bootstrap}, {r.res.Provisioning, &r.provisioning}} {
+		files, err := ignitionFiles(p.payload.UserData)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		*p.into = filesByPath(files)
+	}
+	return r
+}
+
+// TestSetupRetriesFromTheFailedStep runs every default profile's osm-setup as
+// osm-setup.service does (again after a failure) with an osm-report whose
+// container-runtime fails once and kubelet-binaries once after it: each retry
+// must start at the failed step, never run a step that succeeded in this boot
+// again, and end with the final step.
+func TestSetupRetriesFromTheFailedStep(t *testing.T) {
+	requireSandbox(t)
+	osps, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The unit's loop, bounded; the failures are remembered in /tmp, which a
+	// run keeps (a reboot is another sandbox run).
+	const unit = `for attempt in 1 2 3 4; do
+  if bash /osm-test/osm-setup; then echo "osm-setup: done after $attempt attempts"; exit 0; fi
+done
+exit 1
+`
+	const report = `[ "$1" = run ] || exit 0
+shift
+[ "$1" = --final ] && shift
+case $1 in
+  container-runtime | kubelet-binaries)
+    if [ ! -e "/tmp/failed-$1" ]; then touch "/tmp/failed-$1"; exit 1; fi ;;
+esac
+exit 0`
+	want := []string{
+		"osm-report run packages", "osm-report run container-runtime", // fails
+		"osm-report run container-runtime", "osm-report run kubelet-binaries", // fails
+		"osm-report run kubelet-binaries", "osm-report run kubelet-configured", "osm-report run --final kubelet-started",
+	}
+	for _, osp := range osps {
+		t.Run(osp.Name, func(t *testing.T) {
+			setup := renderFiles(t, osp.Name, string(osp.Spec.SupportedCloudProviders[0].Name)).provisioning["/opt/bin/osm-setup"]
+			if setup == "" {
+				t.Fatal("the provisioning payload has no /opt/bin/osm-setup")
+			}
+			s := newSandbox(t)
+			if err := os.WriteFile(filepath.Join(s.dir, "osm-setup"), []byte(setup), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			s.prepare = "mkdir -p /opt/bin /var/lib/osm && ln -sf /osm-test/stubs/osm-report /opt/bin/osm-report"
+			s.stub("osm-report", report)
+			run := s.run(t, unit)
+			if run.err != nil {
+				t.Fatalf("osm-setup did not succeed in 4 attempts: %v\n%s\ncalls:\n%s", run.err, run.out, strings.Join(run.calls, "\n"))
+			}
+			var got []string
+			for _, c := range run.called("osm-report run") {
+				got = append(got, strings.Fields(c)[0]+" "+strings.Join(strings.Fields(c)[1:len(strings.Fields(c))-3], " "))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("osm-report calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if _, ok := run.changed("/var/lib/osm/setup.done"); !ok {
+				t.Error("osm-setup did not write /var/lib/osm/setup.done")
+			}
+		})
 	}
 }

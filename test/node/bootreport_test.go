@@ -153,7 +153,7 @@ func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 	}
 	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[0].name, fs[0].step, int(after.Seconds()))
 
-	// The package is back; osm-setup runs every step again after 30 s.
+	// The package is back; osm-setup retries from the failed step after 30 s.
 	env.servers.broken.fix()
 	fixed := time.Now()
 	var again string // the step the report was first seen Provisioning at
@@ -179,10 +179,14 @@ func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 }
 
 // checkRecovered: the Succeeded report of a node that recovered from the
-// broken mirror keeps both failed attempts, each at its step.
+// broken mirror keeps both failed attempts, each at its step, and each retry
+// started at the failed step: the two failed steps ran twice, every other
+// step once (osm-setup skips the steps that succeeded in this boot).
 func checkRecovered(r *v1alpha1.BootReport) (string, error) {
 	var kept []string
+	failed := map[string]bool{}
 	for _, f := range brokenMirrorFailures() {
+		failed[f.step] = true
 		var last *v1alpha1.BootStepFailure
 		for _, s := range r.Status.Steps {
 			if s.Name == f.step {
@@ -194,7 +198,17 @@ func checkRecovered(r *v1alpha1.BootReport) (string, error) {
 		}
 		kept = append(kept, f.step)
 	}
-	return fmt.Sprintf(" (recovered after Failed at %s)", strings.Join(kept, ", then ")), nil
+	for _, s := range r.Status.Steps {
+		want := int32(1)
+		if failed[s.Name] {
+			want = 2
+		}
+		if s.Attempts != want {
+			return "", fmt.Errorf("BootReport %s: step %s ran %d times, want %d (a retry must start at the failed step): %s",
+				r.Name, s.Name, s.Attempts, want, describeReport(r))
+		}
+	}
+	return fmt.Sprintf(" (recovered after Failed at %s, each retry from the failed step)", strings.Join(kept, ", then ")), nil
 }
 
 // waitFailedReport waits, from the moment the mirror served f's broken file,

@@ -10,8 +10,9 @@
 # versions and hashes the rest (these scripts, osp-ubuntu.yaml); the parts (Go binaries, the
 # Debian root file system and the mirror's packages) are cached beside it, so a
 # failed step does not redo the ones before it. A warm call returns at once. The first
-# build took ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet
-# and kubectl (hack/build-cluster-binaries.sh, which this calls for them).
+# build took 420 s on a quiet 2-core machine with empty caches, the kubelet included
+# (docs/benchmarks.md, "First run"; hack/build-cluster-binaries.sh builds the kubelet and
+# kubectl).
 # Runs as root (mmdebstrap, file ownership in the image), as CI does.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -132,7 +133,7 @@ log "building the node kit $KEY"
 # Before anything slow, and on every build: the root file system's and the mirror packages'
 # cached parts are keyed by their package lists, not by the OSP.
 check_osp_packages
-log "once per version set: measured ~15 minutes on a loaded 2-core machine (docs/benchmarks.md), plus the kubelet if not built yet"
+log "once per version set: measured 7 minutes (420 s) on a quiet 2-core machine with empty caches (docs/benchmarks.md)"
 rm -rf "$KIT.tmp"
 mkdir -p "$KIT.tmp/mirror"
 
@@ -142,32 +143,32 @@ CRICTL_PART="$PARTS/crictl-$CRICTL_VERSION"
 ROOTFS_PART="$PARTS/rootfs-$SUITE-$(rootfs_hash).tar"
 DEBS_PART="$PARTS/debs-$SUITE-$(rootfs_hash)"
 
-step "containerd $CONTAINERD_VERSION and runc $RUNC_VERSION" "from the Go module proxy, measured 390 s" "$CONTAINERD_PART"
+step "containerd $CONTAINERD_VERSION and runc $RUNC_VERSION" "from the Go module proxy, measured 167 s" "$CONTAINERD_PART"
 build_containerd "$CONTAINERD_PART"
 step_done
-step "CNI plugins $CNI_VERSION" "from the Go module proxy, measured 53 s" "$CNI_PART"
+step "CNI plugins $CNI_VERSION" "from the Go module proxy, measured 22 s" "$CNI_PART"
 build_cni "$CNI_PART"
 step_done
-step "crictl $CRICTL_VERSION" "from the Go module proxy, measured 227 s" "$CRICTL_PART"
+step "crictl $CRICTL_VERSION" "from the Go module proxy, measured 54 s" "$CRICTL_PART"
 build_crictl "$CRICTL_PART"
 step_done
-step "containerd.io $CONTAINERD_DEB_VERSION package and its signed apt repository" "with the image and mirror steps, measured ~45 s"
+step "containerd.io $CONTAINERD_DEB_VERSION package and its signed apt repository" "measured 6 s"
 build_apt_repo "$CONTAINERD_PART" "$KIT.tmp/mirror/docker/linux/ubuntu"
 step_done
-step "Debian $SUITE root file system and the mirror's packages" "mmdebstrap from Debian's mirror, measured 193 s" "$DEBS_PART"
+step "Debian $SUITE root file system and the mirror's packages" "mmdebstrap from Debian's mirror, measured 101 s" "$DEBS_PART"
 build_rootfs "$ROOTFS_PART" "$DEBS_PART"
 touch "$ROOTFS_PART" "$DEBS_PART"
 step_done
-step "Debian package mirror: ${MIRROR_PACKAGES[*]} and their dependencies" "indexed and signed, a few seconds"
+step "Debian package mirror: ${MIRROR_PACKAGES[*]} and their dependencies" "indexed and signed, measured 1 s"
 build_debian_repo "$DEBS_PART" "$KIT.tmp/mirror/debian" "$KIT.tmp/mirror-packages.txt"
 step_done
-step "VM image: rootfs.img, vmlinuz, initrd.img" "with the apt repository and mirror steps, measured ~45 s"
+step "VM image: rootfs.img, vmlinuz, initrd.img" "measured 4 s"
 build_image "$ROOTFS_PART" "$KIT.tmp"
 step_done
-step "kubelet and kubectl $KUBE_VERSION" "hack/build-cluster-binaries.sh: at once when built, else it says how long"
+step "kubelet and kubectl $KUBE_VERSION" "hack/build-cluster-binaries.sh: at once when built, else it says how long; measured 57 s after make test"
 kube_dir=$("$ROOT/hack/build-cluster-binaries.sh" kubelet kubectl)
 step_done
-step "mirror: kubelet, kubectl, CNI plugins, crictl and their checksums" "with the apt repository and image steps, measured ~45 s"
+step "mirror: kubelet, kubectl, CNI plugins, crictl and their checksums" "measured 8 s"
 build_mirror "$kube_dir" "$KIT.tmp/mirror"
 step_done
 

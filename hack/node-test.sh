@@ -33,7 +33,7 @@ fi
 
 if [ -z "${OSM_NODE_KIT:-}" ]; then
   start=$(date +%s)
-  log "node kit (hack/node-kit.sh; the first build took ~15 minutes on a loaded 2-core machine, docs/benchmarks.md)"
+  log "node kit (hack/node-kit.sh; the first build took 7 minutes on a quiet 2-core machine, docs/benchmarks.md)"
   OSM_NODE_KIT="$(hack/node-kit.sh)"
   log "node kit ready after $(($(date +%s) - start)) s: $OSM_NODE_KIT"
 fi

@@ -28,7 +28,7 @@ const kubeletPort = 10250
 // egress is kube-apiserver's "cluster" egress: an HTTP CONNECT proxy on a unix
 // socket, as konnectivity's server is in clusters whose nodes the control
 // plane cannot route to. The host cannot reach a guest's 10.0.2.15 (QEMU's
-// user networking), so the proxy takes CONNECTs to the current VM's Node's
+// user networking), so the proxy takes CONNECTs to the kubelet VM's Node's
 // InternalIPs on the kubelet port to the VM's hostfwd port, and those to the
 // aggregated API server's Service address (localhost:<osm-apiserver's port>:
 // kube-apiserver proxies APIServices through the same egress) to that port.
@@ -38,7 +38,8 @@ var egress = &egressProxy{}
 type egressProxy struct {
 	socket string
 	mu     sync.Mutex
-	// node and hostPort: the current VM's (VMs boot one at a time).
+	// node and hostPort: the kubelet VM's, the one boot kube-apiserver
+	// reaches the kubelet of (kubeletForward).
 	node     string
 	hostPort int
 }
@@ -72,9 +73,21 @@ egressSelections:
 	return "--egress-selector-config-file " + config, nil
 }
 
-// kubeletForward forwards a free host port to the VM's kubelet and makes the
-// proxy send the node's kubelet connections there.
+// kubeletForward, for the boot that checks kubectl logs and exec
+// (servingCSR), forwards a free host port to the VM's kubelet and makes the
+// proxy send the node's kubelet connections there. Other boots get none. Only
+// one boot can have it: the VMs run at once and every one of them is QEMU's
+// 10.0.2.15, so a CONNECT to that address names no VM.
 func kubeletForward(b boot) ([]nodevm.HostForward, error) {
+	if !b.servingCSR {
+		return nil, nil
+	}
+	egress.mu.Lock()
+	other := egress.node
+	egress.mu.Unlock()
+	if other != "" && other != b.node {
+		return nil, fmt.Errorf("the kubelets of %s and %s would both be reached at 10.0.2.15: only one boot may check the serving CSR", other, b.node)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -87,7 +100,7 @@ func kubeletForward(b boot) ([]nodevm.HostForward, error) {
 	return []nodevm.HostForward{{HostPort: port, GuestPort: kubeletPort}}, nil
 }
 
-// kubeletAddr is the host address of the current VM's kubelet.
+// kubeletAddr is the host address of the kubelet VM's kubelet.
 func kubeletAddr() string {
 	egress.mu.Lock()
 	defer egress.mu.Unlock()
@@ -171,7 +184,7 @@ func (p *egressProxy) route(target string) (string, string) {
 	node, hostPort := p.node, p.hostPort
 	p.mu.Unlock()
 	if node == "" || env.kube == nil {
-		return "", "no VM runs"
+		return "", "no VM's kubelet is reachable"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -180,7 +193,7 @@ func (p *egressProxy) route(target string) (string, string) {
 		return "", fmt.Sprintf("Node %s: %v", node, err)
 	}
 	if !slices.Contains(nodeAddresses(n, corev1.NodeInternalIP), host) {
-		return "", "not an InternalIP of Node " + node + ", the VM that runs"
+		return "", "not an InternalIP of Node " + node + ", the VM whose kubelet kube-apiserver reaches"
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), ""
 }

@@ -100,10 +100,12 @@ func TestApplyAFailure(t *testing.T) {
 	}
 }
 
-// osm-setup retries the whole script 30 s after a failure: the steps before
-// the failed one start again, the report is Provisioning again, and the
-// failure stays, in its step until that one starts again, then as its last
-// failure.
+// A script retried from its first step after a failure (osm-setup of the
+// default profiles before v0.7.0, or a custom profile's): the steps before the
+// failed one start again, the report is Provisioning again, and the failure
+// stays, in its step until that one starts again, then as its last failure.
+// (Today's osm-setup retries from the failed step: the part below from "The
+// failed step runs again" on.)
 func TestApplyARetriedScript(t *testing.T) {
 	ok := func(step string) *osm.BootStepSpec { return ended(step, osm.StepPhaseSucceeded, 0, time.Second, "") }
 	_, r := apply(t, nil, started("packages"), ok("packages"), started("container-runtime"),

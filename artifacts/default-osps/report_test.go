@@ -125,7 +125,9 @@ exit 0`
 			}
 			var got []string
 			for _, c := range run.called("osm-report run") {
-				got = append(got, strings.Fields(c)[0]+" "+strings.Join(strings.Fields(c)[1:len(strings.Fields(c))-3], " "))
+				// "osm-report run [--final] STEP -- /osm-test/osm-setup STEP": the part before "--".
+				before, _, _ := strings.Cut(c, " -- ")
+				got = append(got, before)
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("osm-report calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

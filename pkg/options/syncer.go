@@ -10,6 +10,7 @@ import (
 	componentbaseconfig "k8s.io/component-base/config"
 	"k8s.io/component-base/config/options"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
@@ -81,13 +82,13 @@ func (o *SyncerFlags) Validate() []error {
 
 // ApplyTo copies the flags into cfg. The Lease lives in the server's
 // --namespace unless --leader-elect-resource-namespace says otherwise.
-func (o *SyncerFlags) ApplyTo(cfg *syncer.Options) {
-	cfg.TokenTTL, cfg.TokenRenewBefore = o.TokenTTL, o.TokenRenewBefore
-	cfg.Workers, cfg.ResyncPeriod = o.Workers, o.ResyncPeriod
-	cfg.BootReportTTL = o.BootReportTTL
+func (o *SyncerFlags) ApplyTo(cfg *server.Config) {
+	cfg.Syncer.TokenTTL, cfg.Syncer.TokenRenewBefore = o.TokenTTL, o.TokenRenewBefore
+	cfg.Syncer.Workers, cfg.Syncer.ResyncPeriod = o.Workers, o.ResyncPeriod
+	cfg.Syncer.BootReportTTL = o.BootReportTTL
 	cfg.InstallDefaultOSPs = o.InstallDefaultOSPs
 	le := o.LeaderElection
-	cfg.LeaderElection = syncer.LeaderElection{
+	cfg.LeaderElection = server.LeaderElection{
 		Enabled:       le.LeaderElect,
 		Namespace:     le.ResourceNamespace,
 		Name:          le.ResourceName,

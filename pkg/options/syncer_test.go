@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
@@ -38,7 +39,7 @@ func TestSyncerFlags(t *testing.T) {
 		if tc.check != nil && !tc.check(o) {
 			t.Errorf("%v: options %+v", tc.args, o)
 		}
-		var cfg syncer.Options
+		var cfg server.Config
 		o.ApplyTo(&cfg)
 		if le := cfg.LeaderElection; le.Namespace != "" || le.Name != "osm-apiserver-syncer" || le.Enabled != o.LeaderElection.LeaderElect {
 			t.Errorf("%v: lease %+v, want osm-apiserver-syncer in the server's namespace", tc.args, le)

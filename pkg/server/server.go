@@ -57,6 +57,12 @@ type Config struct {
 	Facts facts.Config
 	// Syncer configures the syncer.
 	Syncer syncer.Options
+	// LeaderElection elects the replica that runs the leader's controllers;
+	// Complete fills in the Client and, if empty, the Namespace.
+	LeaderElection LeaderElection
+	// InstallDefaultOSPs has the leader install the profiles embedded in the
+	// binary.
+	InstallDefaultOSPs bool
 	// MachineJoin configures the exchange of MachineJoins and the leader's
 	// CSR approver and credential cleanup.
 	MachineJoin nodejoin.Options
@@ -168,11 +174,11 @@ func (c *Config) Complete() CompletedConfig {
 	if cfg.Facts.Fallback == nil {
 		cfg.Facts.Fallback = cfg.Clusters.WorkerConfig
 	}
-	if cfg.Syncer.LeaderElection.Client == nil {
-		cfg.Syncer.LeaderElection.Client = cfg.Clusters.Management
+	if cfg.LeaderElection.Client == nil {
+		cfg.LeaderElection.Client = cfg.Clusters.Management
 	}
-	if cfg.Syncer.LeaderElection.Namespace == "" {
-		cfg.Syncer.LeaderElection.Namespace = cfg.ProfileNamespace
+	if cfg.LeaderElection.Namespace == "" {
+		cfg.LeaderElection.Namespace = cfg.ProfileNamespace
 	}
 	if cfg.MachineJoin == (nodejoin.Options{}) {
 		cfg.MachineJoin = nodejoin.DefaultOptions()
@@ -313,7 +319,7 @@ func (c completedConfig) New() (*Server, error) {
 		ResyncPeriod:       cfg.Syncer.ResyncPeriod,
 	}
 	var installer *defaultosps.Installer
-	if cfg.Syncer.InstallDefaultOSPs {
+	if cfg.InstallDefaultOSPs {
 		if installer, err = defaultosps.NewInstaller(cl.Profiles.OperatingsystemmanagerV1alpha1(), cfg.ProfileNamespace); err != nil {
 			return nil, err
 		}
@@ -340,15 +346,25 @@ func (c completedConfig) New() (*Server, error) {
 		}()
 		factsSource.Start(ctx)
 		go upstream.run(ctx)
-		go func() {
-			// Run returns when ctx ends; an error is a configuration error the
-			// API can keep serving through, so it is logged rather than fatal.
-			if err := syncer.Run(ctx, cfg.Syncer.LeaderElection, installer, sc, func(ctx context.Context) {
-				if err := nodejoin.NewController(joinController).Run(ctx); err != nil {
-					klog.ErrorS(err, "Machine join controller stopped")
+		leaders := []leaderController{
+			{name: "syncer", run: func(ctx context.Context) error {
+				c, err := syncer.New(sc)
+				if err != nil {
+					return err
 				}
-			}); err != nil {
-				klog.ErrorS(err, "Syncer stopped")
+				return c.Run(ctx)
+			}},
+			{name: "machine-join", run: nodejoin.NewController(joinController).Run},
+		}
+		if installer != nil {
+			leaders = append(leaders, leaderController{name: "default-profiles", run: func(ctx context.Context) error {
+				installer.Run(ctx)
+				return nil
+			}})
+		}
+		go func() {
+			if err := runLeaderElected(ctx, cfg.LeaderElection, func(ctx context.Context) { runLeaderControllers(ctx, leaders) }); err != nil {
+				klog.ErrorS(err, "Leader election stopped")
 			}
 		}()
 		return nil

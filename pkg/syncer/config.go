@@ -94,11 +94,6 @@ type Options struct {
 	ResyncPeriod               time.Duration
 	// BootReportTTL is how long a boot report is kept after its last write.
 	BootReportTTL time.Duration
-	// LeaderElection elects the replica that syncs; the server fills in the
-	// Client and, if empty, the Namespace.
-	LeaderElection LeaderElection
-	// InstallDefaultOSPs installs the profiles embedded in the binary.
-	InstallDefaultOSPs bool
 }
 
 // Defaults of Config.

@@ -79,7 +79,7 @@ func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Syncer.LeaderElection.Identity = id
+	cfg.LeaderElection.Identity = id
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -58,7 +58,7 @@ func (o *ServeOptions) Config() (*server.Config, error) {
 		ConcurrentRenders: o.ConcurrentRenders,
 		WatchHistory:      o.WatchHistory,
 	}
-	o.Syncer.ApplyTo(&cfg.Syncer)
+	o.Syncer.ApplyTo(cfg)
 	o.MachineJoin.ApplyTo(&cfg.MachineJoin)
 	return cfg, nil
 }

@@ -1,4 +1,4 @@
-package syncer
+package server
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// LeaderElection configures the election that makes one replica the syncer.
+// LeaderElection configures the election that makes one replica the leader,
+// the one that runs the leader's controllers (see leaderControllers).
 type LeaderElection struct {
 	// Enabled runs the election; without it every replica syncs.
 	Enabled bool
@@ -28,10 +29,10 @@ type LeaderElection struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
-// RunLeaderElected calls run whenever this replica leads, with a context that
+// runLeaderElected calls run whenever this replica leads, with a context that
 // ends when leadership is lost, and stands for election again afterwards, until
 // ctx is done. run must return when its context ends.
-func RunLeaderElected(ctx context.Context, le LeaderElection, run func(context.Context)) error {
+func runLeaderElected(ctx context.Context, le LeaderElection, run func(context.Context)) error {
 	logger := klog.FromContext(ctx)
 	if !le.Enabled {
 		run(ctx)
@@ -68,7 +69,7 @@ func RunLeaderElected(ctx context.Context, le LeaderElection, run func(context.C
 					if ctx.Err() != nil {
 						return
 					}
-					logger.Info("Became the leader, starting the syncer", "identity", id)
+					logger.Info("Became the leader, starting the leader's controllers", "identity", id)
 					run(ctx)
 				},
 				OnStoppedLeading: func() { logger.Info("Stopped leading", "identity", id) },

@@ -3,11 +3,13 @@ package render_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/options"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -36,8 +38,12 @@ func upstreamDir(t testing.TB) string {
 	return up
 }
 
-// caseInput is the render input a case's args describe, read as the render
-// command reads them.
+// caseInput is the render input a case's args describe. The args are those of
+// `osm-apiserver render`; cmd/osm-apiserver/app renders the cases through the
+// command itself. This package does not import the command line, so it reads
+// them with its own copy of the node and cluster flags the cases use, with the
+// command's defaults and parsing: a flag no case used before fails the parse
+// and belongs here.
 func caseInput(t testing.TB, caseDir string) render.Input {
 	t.Helper()
 	args, err := readArgs(filepath.Join(caseDir, "args"))
@@ -45,32 +51,126 @@ func caseInput(t testing.TB, caseDir string) render.Input {
 		t.Fatal(err)
 	}
 	var ospPath, mdPath string
-	node, cluster := options.NewNodeFlags(), &options.ClusterFlags{}
-	node.RegistryCredentialsFromFile = true
+	var f caseFlags
 	fs := pflag.NewFlagSet("case", pflag.ContinueOnError)
 	fs.StringVar(&ospPath, "osp", "", "")
 	fs.StringVar(&mdPath, "machinedeployment", "", "")
-	node.AddFlags(fs)
-	cluster.AddFlags(fs)
-	cluster.AddTokenFlags(fs)
+	f.addFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("args: %v", err)
 	}
-	for _, p := range []*string{&ospPath, &mdPath, &cluster.ClusterInfoKubeconfig, &cluster.KubernetesCABundle, &cluster.HostCABundle} {
+	for _, p := range []*string{&ospPath, &mdPath, &f.clusterInfoKubeconfig, &f.kubernetesCABundle, &f.hostCABundle} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(caseDir, *p)
 		}
 	}
-	in := render.Input{}
-	if in.Node, err = node.NodeOptions(); err != nil {
-		t.Fatal(err)
-	}
-	if in.Cluster, err = cluster.ClusterInfo(); err != nil {
-		t.Fatal(err)
-	}
+	in := render.Input{Node: f.nodeOptions(t), Cluster: f.clusterInfo(t)}
 	in.OSP = decodeFile(t, ospPath, render.DecodeOSP)
 	in.MachineDeployment = decodeFile(t, mdPath, render.DecodeMachineDeployment)
 	return in
+}
+
+// caseFlags are the node and cluster flags of `osm-apiserver render` that the
+// upstream cases use, with the command's defaults.
+type caseFlags struct {
+	clusterDNS, containerRuntime                       string
+	externalCloudProvider                              bool
+	initialTaints, httpProxy, noProxy, pauseImage      string
+	insecureRegistries, registryMirrors, featureGates  string
+	clusterInfoKubeconfig, kubernetesCABundle          string
+	hostCABundle, bootstrapToken, cloudInitGetterToken string
+}
+
+func (f *caseFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.clusterDNS, "cluster-dns", "10.10.10.10", "")
+	fs.StringVar(&f.containerRuntime, "container-runtime", "containerd", "")
+	fs.BoolVar(&f.externalCloudProvider, "external-cloud-provider", false, "")
+	fs.StringVar(&f.initialTaints, "initial-taints", "", "")
+	fs.StringVar(&f.httpProxy, "node-http-proxy", "", "")
+	fs.StringVar(&f.noProxy, "node-no-proxy", "", "")
+	fs.StringVar(&f.insecureRegistries, "node-insecure-registries", "", "")
+	fs.StringVar(&f.registryMirrors, "node-registry-mirrors", "", "")
+	fs.StringVar(&f.pauseImage, "pause-image", "", "")
+	fs.StringVar(&f.featureGates, "node-kubelet-feature-gates", "RotateKubeletServerCertificate=true", "")
+	fs.StringVar(&f.clusterInfoKubeconfig, "cluster-info-kubeconfig", "", "")
+	fs.StringVar(&f.kubernetesCABundle, "kubernetes-ca-bundle", "", "")
+	fs.StringVar(&f.hostCABundle, "host-ca-bundle", "", "")
+	fs.StringVar(&f.bootstrapToken, "bootstrap-token", "", "")
+	fs.StringVar(&f.cloudInitGetterToken, "cloud-init-getter-token", "", "")
+}
+
+// nodeOptions parses the node flags as the command does; the cases hold valid
+// values, so it checks only what the parse needs.
+func (f *caseFlags) nodeOptions(t testing.TB) render.NodeOptions {
+	t.Helper()
+	o := render.NodeOptions{
+		ClusterDNSIPs:         caseSplitList(f.clusterDNS),
+		ContainerRuntime:      f.containerRuntime,
+		ExternalCloudProvider: f.externalCloudProvider,
+		InitialTaints:         strings.TrimSpace(f.initialTaints),
+		HTTPProxy:             strings.TrimSpace(f.httpProxy),
+		NoProxy:               strings.TrimSpace(f.noProxy),
+		PauseImage:            strings.TrimSpace(f.pauseImage),
+		InsecureRegistries:    caseSplitList(f.insecureRegistries),
+		RegistryMirrors:       caseSplitList(f.registryMirrors),
+	}
+	for _, kv := range caseSplitList(f.featureGates) {
+		k, v, _ := strings.Cut(kv, "=")
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			t.Fatalf("--node-kubelet-feature-gates %q: %v", kv, err)
+		}
+		if o.KubeletFeatureGates == nil {
+			o.KubeletFeatureGates = map[string]bool{}
+		}
+		o.KubeletFeatureGates[strings.TrimSpace(k)] = b
+	}
+	return o
+}
+
+// clusterInfo reads the files the cluster flags name, as the command does.
+func (f *caseFlags) clusterInfo(t testing.TB) render.ClusterInfo {
+	t.Helper()
+	c := render.ClusterInfo{BootstrapToken: f.bootstrapToken, CloudInitGetterToken: f.cloudInitGetterToken}
+	if f.clusterInfoKubeconfig != "" {
+		cfg, err := clientcmd.LoadFromFile(f.clusterInfoKubeconfig)
+		if err != nil || len(cfg.Clusters) != 1 {
+			t.Fatalf("--cluster-info-kubeconfig %s: want one cluster: %v", f.clusterInfoKubeconfig, err)
+		}
+		for _, cluster := range cfg.Clusters {
+			c.ServerURL, c.CACert = cluster.Server, string(cluster.CertificateAuthorityData)
+		}
+	}
+	for _, pem := range []struct {
+		path string
+		into *string
+	}{{f.kubernetesCABundle, &c.KubernetesCACert}, {f.hostCABundle, &c.HostCACert}} {
+		if pem.path != "" {
+			*pem.into = string(readCaseFile(t, pem.path))
+		}
+	}
+	return c
+}
+
+// caseSplitList splits a comma-separated flag value, trimming blanks and dropping
+// empty items, as the command does.
+func caseSplitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func readCaseFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func decodeFile[T any](t testing.TB, path string, decode func([]byte) (T, error)) T {

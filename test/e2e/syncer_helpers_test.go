@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osm-apiserver/osm-apiserver/cmd/osm-apiserver/app"
+	"github.com/osm-apiserver/osm-apiserver/cmd/osm-apiserver/app/options"
 	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -59,7 +59,7 @@ func startSyncer(t testing.TB, id string, mutate func(*server.Config)) *syncerRe
 // (management/worker mode).
 func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*server.Config)) *syncerReplica {
 	t.Helper()
-	o := app.NewServeOptions()
+	o := options.NewOptions()
 	o.Kubeconfig, o.WorkerClusterKubeconfig = env.kubeconfig, workerKubeconfig
 	listener, port, err := genericoptions.CreateListener("tcp", "127.0.0.1:0", net.ListenConfig{})
 	if err != nil {
@@ -75,7 +75,7 @@ func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*serve
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := o.Config()
+	cfg, err := o.ServerConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	embedded "github.com/osm-apiserver/osm-apiserver/artifacts/default-osps"
+	"github.com/osm-apiserver/osm-apiserver/cmd/osm-apiserver/app/options"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/migrate"
 )
@@ -106,13 +107,13 @@ func (o *migrateOptions) run(ctx context.Context, out io.Writer) error {
 }
 
 func (o *migrateOptions) clients() (migrate.Clients, error) {
-	management, err := restConfig(o.kubeconfig)
+	management, err := options.RESTConfig(o.kubeconfig)
 	if err != nil {
 		return migrate.Clients{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	worker := management
 	if o.workerKubeconfig != "" {
-		if worker, err = restConfig(o.workerKubeconfig); err != nil {
+		if worker, err = options.RESTConfig(o.workerKubeconfig); err != nil {
 			return migrate.Clients{}, fmt.Errorf("--worker-cluster-kubeconfig: %w", err)
 		}
 	}

@@ -2,16 +2,17 @@ package app
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"github.com/osm-apiserver/osm-apiserver/cmd/osm-apiserver/app/options"
 )
 
 func newServeCommand() (*cobra.Command, cliflag.NamedFlagSets) {
-	o := NewServeOptions()
+	o := options.NewOptions()
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the aggregated API server and the syncer (the default)",
@@ -37,13 +38,12 @@ Kubernetes aggregation layer.`,
 	return cmd, fss
 }
 
-func runServe(cmd *cobra.Command, o *ServeOptions) error {
+func runServe(cmd *cobra.Command, o *options.Options) error {
 	ctx := cmd.Context()
-	applyGCPercent(o.GCPercent, os.Getenv)
-	if err := applyMemoryLimit(o.MemoryLimit); err != nil {
+	if err := o.ApplyGoRuntime(); err != nil {
 		return err
 	}
-	cfg, err := o.Config()
+	cfg, err := o.ServerConfig()
 	if err != nil {
 		return err
 	}

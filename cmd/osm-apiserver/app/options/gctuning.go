@@ -1,4 +1,4 @@
-package app
+package options
 
 import (
 	"errors"
@@ -19,6 +19,14 @@ import (
 // from syncing and serving. 50 cuts the RSS at 1,000 MachineDeployments by ~20
 // MB at no measurable cost in sync time (docs/benchmarks.md).
 const defaultGCPercent = 50
+
+// ApplyGoRuntime sets the garbage collector's target (--gc-percent) and the
+// soft memory limit (--memory-limit) of the Go runtime; GOGC and GOMEMLIMIT,
+// when set, win.
+func (o *Options) ApplyGoRuntime() error {
+	applyGCPercent(o.GCPercent, os.Getenv)
+	return applyMemoryLimit(o.MemoryLimit)
+}
 
 // applyGCPercent sets the garbage collector's target from --gc-percent unless
 // GOGC is set, which wins.

@@ -1,4 +1,4 @@
-package app
+package options
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
-	"github.com/osm-apiserver/osm-apiserver/pkg/options"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
@@ -20,19 +19,19 @@ import (
 // the aggregated server's certificate for <service>.<namespace>.svc.
 const serviceName = "osm-apiserver"
 
-// ServeOptions are the flags of `osm-apiserver serve`: the generic server's
+// Options are the flags of `osm-apiserver serve`: the generic server's
 // recommended options without etcd, as the server stores nothing, plus ours.
-type ServeOptions struct {
+type Options struct {
 	SecureServing  *genericoptions.SecureServingOptionsWithLoopback
 	Authentication *genericoptions.DelegatingAuthenticationOptions
 	Authorization  *genericoptions.DelegatingAuthorizationOptions
 	Features       *genericoptions.FeatureOptions
 	Logs           *logsapi.LoggingConfiguration
 
-	Syncer      *options.SyncerFlags
-	MachineJoin *options.MachineJoinFlags
-	Node        *options.NodeFlags
-	Cluster     *options.ClusterFlags
+	Syncer      *SyncerFlags
+	MachineJoin *MachineJoinFlags
+	Node        *NodeFlags
+	Cluster     *ClusterFlags
 
 	// Kubeconfig is the management cluster: OperatingSystemProfiles, the
 	// APIService, delegated authentication and authorization.
@@ -59,18 +58,18 @@ type ServeOptions struct {
 	GCPercent int
 }
 
-// NewServeOptions returns the defaults.
-func NewServeOptions() *ServeOptions {
-	o := &ServeOptions{
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	o := &Options{
 		SecureServing:     genericoptions.NewSecureServingOptions().WithLoopback(),
 		Authentication:    genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:     genericoptions.NewDelegatingAuthorizationOptions(),
 		Features:          genericoptions.NewFeatureOptions(),
 		Logs:              logsapi.NewLoggingConfiguration(),
-		Node:              options.NewNodeFlags(),
-		Syncer:            options.NewSyncerFlags(),
-		MachineJoin:       options.NewMachineJoinFlags(),
-		Cluster:           &options.ClusterFlags{},
+		Node:              NewNodeFlags(),
+		Syncer:            NewSyncerFlags(),
+		MachineJoin:       NewMachineJoinFlags(),
+		Cluster:           &ClusterFlags{},
 		Namespace:         "kube-system",
 		ServiceNamespace:  "kube-system",
 		RenderCacheMemory: resource.NewQuantity(resolve.DefaultCacheBytes, resource.BinarySI).String(),
@@ -88,7 +87,7 @@ func NewServeOptions() *ServeOptions {
 }
 
 // Flags returns the flags in named sections, as `--help` shows them.
-func (o *ServeOptions) Flags() cliflag.NamedFlagSets {
+func (o *Options) Flags() cliflag.NamedFlagSets {
 	var fss cliflag.NamedFlagSets
 	o.addOSMFlags(fss.FlagSet("osm"))
 	o.Node.AddFlags(fss.FlagSet("node"))
@@ -103,7 +102,7 @@ func (o *ServeOptions) Flags() cliflag.NamedFlagSets {
 	return fss
 }
 
-func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
+func (o *Options) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the management cluster (OperatingSystemProfiles, delegated authentication and authorization); default: in-cluster config. Also the default of --authentication-kubeconfig and --authorization-kubeconfig.")
 	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
@@ -118,7 +117,7 @@ func (o *ServeOptions) addOSMFlags(fs *pflag.FlagSet) {
 }
 
 // Validate checks the options that can be checked without a cluster.
-func (o *ServeOptions) Validate() error {
+func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Authentication.Validate()...)

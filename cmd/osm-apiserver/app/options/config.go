@@ -1,4 +1,4 @@
-package app
+package options
 
 import (
 	"fmt"
@@ -15,21 +15,21 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/server"
 )
 
-// Config turns the flags into the server's configuration. It reads files
+// ServerConfig turns the flags into the server's configuration. It reads files
 // (kubeconfigs, certificates, CA bundles) but no cluster: the server reads the
 // cluster facts it watches itself.
-func (o *ServeOptions) Config() (*server.Config, error) {
+func (o *Options) ServerConfig() (*server.Config, error) {
 	generic, err := o.genericConfig()
 	if err != nil {
 		return nil, err
 	}
-	management, err := restConfig(o.Kubeconfig)
+	management, err := RESTConfig(o.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	worker := management
 	if o.WorkerClusterKubeconfig != "" {
-		if worker, err = restConfig(o.WorkerClusterKubeconfig); err != nil {
+		if worker, err = RESTConfig(o.WorkerClusterKubeconfig); err != nil {
 			return nil, fmt.Errorf("--worker-cluster-kubeconfig: %w", err)
 		}
 	}
@@ -64,7 +64,7 @@ func (o *ServeOptions) Config() (*server.Config, error) {
 }
 
 // genericConfig applies each generic option explicitly, like metrics-server.
-func (o *ServeOptions) genericConfig() (*genericapiserver.RecommendedConfig, error) {
+func (o *Options) genericConfig() (*genericapiserver.RecommendedConfig, error) {
 	dns, ips := o.servingCertNames()
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", dns, ips); err != nil {
 		return nil, fmt.Errorf("failed to create self-signed certificates: %w", err)
@@ -96,12 +96,14 @@ func (o *ServeOptions) genericConfig() (*genericapiserver.RecommendedConfig, err
 }
 
 // servingCertNames are the names of the self-signed serving certificate.
-func (o *ServeOptions) servingCertNames() (dns []string, ips []net.IP) {
+func (o *Options) servingCertNames() (dns []string, ips []net.IP) {
 	svc := serviceName + "." + o.ServiceNamespace + ".svc"
 	return []string{svc, svc + ".cluster.local", "localhost"}, []net.IP{net.ParseIP("127.0.0.1")}
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
+// RESTConfig is the client configuration of a kubeconfig flag (--kubeconfig,
+// --worker-cluster-kubeconfig): the file's, or the in-cluster one when empty.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {
 		return rest.InClusterConfig()
 	}

@@ -1,7 +1,6 @@
-package app
+package options
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -23,7 +22,7 @@ func TestServeFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewServeOptions()
+			o := NewOptions()
 			all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 			fss := o.Flags()
 			for _, name := range fss.Order {
@@ -43,45 +42,14 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-func TestServeHelpHasSections(t *testing.T) {
-	cmd, _ := newServeCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--help"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	for _, section := range []string{"Osm flags:", "Node flags:", "Cluster flags:", "Secure serving flags:", "Authentication flags:", "Authorization flags:", "Features flags:", "Logs flags:", "--worker-cluster-kubeconfig", "--disable-default-osps"} {
-		if !strings.Contains(out.String(), section) {
-			t.Errorf("help lacks %q", section)
-		}
-	}
-}
-
 // serve has no token flags: the syncer keeps tokens per MachineDeployment.
 func TestServeHasNoTokenFlags(t *testing.T) {
-	fss := NewServeOptions().Flags()
+	fss := NewOptions().Flags()
 	for _, fs := range fss.FlagSets {
 		for _, name := range []string{"bootstrap-token", "cloud-init-getter-token"} {
 			if fs.Lookup(name) != nil {
 				t.Errorf("serve has --%s", name)
 			}
 		}
-	}
-}
-
-func TestVersionFlag(t *testing.T) {
-	root := NewRootCommand()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetArgs([]string{"--version"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	// Unstamped in tests: component-base's default version, then commit,
-	// date and Go release.
-	got := out.String()
-	if !strings.HasPrefix(got, "osm-apiserver v") || !strings.Contains(got, "(commit ") || !strings.Contains(got, " go1.") {
-		t.Errorf("--version printed %q", got)
 	}
 }

@@ -2,6 +2,7 @@
 # Fails when a package imports one above it. Layers, bottom up (docs/design.md):
 #   0 apis, generated, lru, metrics, machinecontroller (the contract)
 #   1 sandbox           the template engine: templates + data -> text, within a budget
+#     machines          machine-controller's objects read from informer caches
 #   2 render            OSP + MD + facts -> bytes
 #   3 facts, tokens, changefeed, overlays, resolve, review, nodejoin, defaultosps, bootreports
 #   4 registry, syncer, migrate
@@ -17,7 +18,7 @@ MODULE="$(go list -m)"
 layer() {
   case "${1#"$MODULE"/}" in
     pkg/apis/* | pkg/generated/* | pkg/lru* | pkg/metrics* | pkg/machinecontroller*) echo 0 ;;
-    pkg/sandbox*) echo 1 ;;
+    pkg/sandbox* | pkg/machines*) echo 1 ;;
     pkg/render*) echo 2 ;;
     pkg/facts* | pkg/tokens* | pkg/changefeed* | pkg/overlays* | pkg/resolve* | pkg/review* | pkg/nodejoin* | pkg/defaultosps* | pkg/bootreports* | artifacts/*) echo 3 ;;
     pkg/registry* | pkg/syncer* | pkg/migrate*) echo 4 ;;

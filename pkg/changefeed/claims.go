@@ -8,15 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // Claims are the changes of who has the Secret names several MDs share
-// (machinecontroller.Claims), for the MDs sharing them: with the MD informer
+// (machines.Claims), for the MDs sharing them: with the MD informer
 // (Combine it with MachineDeployments), an MD of those names came, went, gained
 // or lost its profile or started deleting; with the payload Secret informer, a
 // Secret of those names was written, changed hands or was deleted. MDs whose
 // names nobody shares get nothing more.
-func Claims(mds machinecontroller.Lister) (onMDs, onSecrets Changes) {
+func Claims(mds machines.Lister) (onMDs, onSecrets Changes) {
 	// peers adds the MDs sharing ref's names, but skip (whose own change the
 	// MD stream publishes).
 	peers := func(b *Batch, ref, skip machinecontroller.Ref) {

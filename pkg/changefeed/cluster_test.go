@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // fakeCluster is a kube-apiserver of MachineDeployments for informers: one
@@ -147,21 +147,21 @@ func (c *fakeCluster) compact() {
 type replica struct {
 	feed   *Feed
 	stream *Stream
-	lister machinecontroller.Lister
+	lister machines.Lister
 }
 
 func startReplica(t *testing.T, c *fakeCluster, history int) *replica {
 	t.Helper()
 	f := New(history, nil)
 	s := f.AddStream("machinedeployments")
-	informer := machinecontroller.NewInformer(s.Wrap(c), "kube-system")
+	informer := machines.NewMachineDeploymentInformer(s.Wrap(c), "kube-system")
 	if _, err := informer.AddEventHandler(s.Handler(MachineDeployments())); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go informer.RunWithContext(ctx)
-	r := &replica{feed: f, stream: s, lister: machinecontroller.NewLister(informer.GetIndexer())}
+	r := &replica{feed: f, stream: s, lister: machines.NewLister(informer.GetIndexer())}
 	r.waitFor(t, c.current())
 	return r
 }

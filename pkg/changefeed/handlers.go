@@ -16,6 +16,7 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // Batch collects the events of one notification of a stream's informer.
@@ -150,7 +151,7 @@ func outputMayDiffer(old, md *clusterv1alpha1.MachineDeployment) bool {
 
 // Profiles are the changes of the OSP informer: a Modified event for every MD
 // that uses a profile when the profile is added, changed or deleted.
-func Profiles(mds machinecontroller.Lister) Changes {
+func Profiles(mds machines.Lister) Changes {
 	touch := func(b *Batch, obj any) {
 		osp, ok := tombstone(obj).(*ospv1alpha1.OperatingSystemProfile)
 		if !ok {
@@ -184,7 +185,7 @@ func Profiles(mds machinecontroller.Lister) Changes {
 // the MD that controls a MachineSet when the MachineSet is added, deleted, or
 // changes its revision or template (it holds the template of one of the MD's
 // revisions).
-func MachineSets(mds machinecontroller.Lister) Changes {
+func MachineSets(mds machines.Lister) Changes {
 	touch := func(b *Batch, obj any) {
 		ms, ok := tombstone(obj).(*clusterv1alpha1.MachineSet)
 		if !ok {
@@ -213,7 +214,7 @@ func MachineSets(mds machinecontroller.Lister) Changes {
 // machinecontroller.Owner), such as their tokens: a Modified event for the
 // owner when one is added or deleted, or updated in a way changed says its
 // output may see (nil: every update).
-func Owned(mds machinecontroller.Lister, changed func(old, obj any) bool) Changes {
+func Owned(mds machines.Lister, changed func(old, obj any) bool) Changes {
 	touch := func(b *Batch, obj any) {
 		if o, ok := tombstone(obj).(metav1.Object); ok {
 			if ref, ok := machinecontroller.Owner(o); ok {
@@ -237,7 +238,7 @@ func Owned(mds machinecontroller.Lister, changed func(old, obj any) bool) Change
 // OperatingSystemConfig's machine summary reads reports). changed says
 // which updates the summary sees: a report's new step is not a change, its
 // new state is.
-func MachineReports(mds machinecontroller.Lister, changed func(old, obj any) bool) Changes {
+func MachineReports(mds machines.Lister, changed func(old, obj any) bool) Changes {
 	c := Owned(mds, changed)
 	mark := func(b *Batch, from int) {
 		for i := from; i < len(b.events); i++ {
@@ -264,7 +265,7 @@ func MachineReports(mds machinecontroller.Lister, changed func(old, obj any) boo
 }
 
 // touchMD adds a Modified event of ref's MD when it exists.
-func touchMD(b *Batch, mds machinecontroller.Lister, ref machinecontroller.Ref) {
+func touchMD(b *Batch, mds machines.Lister, ref machinecontroller.Ref) {
 	if md, err := mds.Get(ref.Namespace, ref.Name); err == nil {
 		b.Add(watch.Modified, md)
 	}
@@ -272,7 +273,7 @@ func touchMD(b *Batch, mds machinecontroller.Lister, ref machinecontroller.Ref) 
 
 // ProfileUsers lists every MD (each has an output), for changes every
 // output depends on (the cluster facts).
-func ProfileUsers(mds machinecontroller.Lister) ([]*clusterv1alpha1.MachineDeployment, error) {
+func ProfileUsers(mds machines.Lister) ([]*clusterv1alpha1.MachineDeployment, error) {
 	return mds.List("", labels.Everything())
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -94,4 +95,12 @@ func Owner(obj metav1.Object) (ref Ref, ok bool) {
 		return Ref{}, false
 	}
 	return ref, true
+}
+
+// MachineDeploymentOf returns the MachineDeployment that controls ms.
+func MachineDeploymentOf(ms *clusterv1alpha1.MachineSet) (Ref, bool) {
+	if owner := metav1.GetControllerOf(ms); owner != nil && owner.Kind == "MachineDeployment" {
+		return Ref{Namespace: ms.Namespace, Name: owner.Name}, true
+	}
+	return Ref{}, false
 }

@@ -32,8 +32,9 @@ func ProfileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (
 }
 
 // ProfileOfTemplate is ProfileOf for md rendered from template, which may be
-// the template of md's revision rather than its own (see RevisionTemplates):
-// the default profile is that of the operating system the payloads are for.
+// the template of md's revision rather than its own (see
+// machines.RevisionTemplates): the default profile is that of the operating
+// system the payloads are for.
 func ProfileOfTemplate(md *clusterv1alpha1.MachineDeployment, template *clusterv1alpha1.MachineSpec, defaultNamespace string) (Profile, error) {
 	// Upstream's webhook also defaults an empty value.
 	if name := md.Annotations[AnnotationOSP]; name != "" {

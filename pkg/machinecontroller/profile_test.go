@@ -8,7 +8,6 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
 )
 
 func profileMD(annotations map[string]string, providerSpec string) *clusterv1alpha1.MachineDeployment {
@@ -78,28 +77,5 @@ func TestProfileOfTemplate(t *testing.T) {
 	got, err := ProfileOfTemplate(md, &revision, "kube-system")
 	if err != nil || got.Name != "osp-ubuntu" {
 		t.Errorf("ProfileOfTemplate = %+v, %v; want osp-ubuntu", got, err)
-	}
-}
-
-// A profile change finds the MDs that use it by default through the index;
-// an MD without a default is in no profile's entry.
-func TestUsingProfileFindsDefaultedMachineDeployments(t *testing.T) {
-	informer := NewInformer(&cache.ListWatch{}, "kube-system")
-	for _, md := range []*clusterv1alpha1.MachineDeployment{
-		profileMD(nil, `{"operatingSystem":"ubuntu"}`),
-		profileMD(map[string]string{AnnotationOSP: "osp-ubuntu"}, ""),
-		profileMD(nil, `{"operatingSystem":"sles"}`),
-	} {
-		md.Name += "-" + string(rune('a'+len(informer.GetIndexer().List())))
-		if err := informer.GetIndexer().Add(md); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mds, err := NewLister(informer.GetIndexer()).UsingProfile(Profile{Namespace: "kube-system", Name: "osp-ubuntu"})
-	if err != nil || len(mds) != 2 {
-		t.Fatalf("UsingProfile(osp-ubuntu) = %d MDs, %v; want 2", len(mds), err)
-	}
-	if keys := informer.GetIndexer().ListIndexFuncValues(ProfileIndex); len(keys) != 1 {
-		t.Errorf("profile index keys %v, want only kube-system/osp-ubuntu", keys)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // ControllerConfig is what the leader's Controller needs. The Machine and
@@ -27,7 +28,7 @@ type ControllerConfig struct {
 	Client kubernetes.Interface
 	// Machines reads Machines and whether they joined; MachineInformer and
 	// NodeInformer are the informers behind it.
-	Machines                      *machinecontroller.MachineReader
+	Machines                      *machines.MachineReader
 	MachineInformer, NodeInformer cache.SharedIndexInformer
 	// TTL is how long a credential lives after its machine's first answer.
 	TTL time.Duration

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	fcache "k8s.io/client-go/tools/cache/testing"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // running is a fixture whose Controller runs on informers fed by fake sources.
@@ -44,16 +44,16 @@ func newRunning(t *testing.T) *running {
 	t.Helper()
 	f := newFixture(t)
 	r := &running{fixture: f, machineSource: fcache.NewFakeControllerSource(), nodeSource: fcache.NewFakeControllerSource()}
-	machines := machinecontroller.NewMachineInformer(r.machineSource)
-	nodes := machinecontroller.NewNodeInformer(r.nodeSource)
-	f.machines, f.nodes = machines.GetIndexer(), nodes.GetIndexer()
-	reader := machinecontroller.NewMachineReader(f.machines, f.sets, f.nodes)
+	machineInformer := machines.NewMachineInformer(r.machineSource)
+	nodes := machines.NewNodeInformer(r.nodeSource)
+	f.machines, f.nodes = machineInformer.GetIndexer(), nodes.GetIndexer()
+	reader := machines.NewMachineReader(f.machines, f.sets, f.nodes)
 	f.exchange.Machines = reader
-	c := NewController(ControllerConfig{Client: f.client, Machines: reader, MachineInformer: machines, NodeInformer: nodes, TTL: time.Hour})
+	c := NewController(ControllerConfig{Client: f.client, Machines: reader, MachineInformer: machineInformer, NodeInformer: nodes, TTL: time.Hour})
 	c.settle = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go machines.Run(ctx.Done())
+	go machineInformer.Run(ctx.Done())
 	go nodes.Run(ctx.Done())
 	r.run = func() {
 		go func() {

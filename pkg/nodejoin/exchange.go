@@ -13,6 +13,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
@@ -59,8 +60,8 @@ func (e *UnavailableError) Error() string { return e.Reason }
 // machine to one answer across them.
 type Exchange struct {
 	Callers            Callers
-	MachineDeployments machinecontroller.Lister
-	Machines           *machinecontroller.MachineReader
+	MachineDeployments machines.Lister
+	Machines           *machines.MachineReader
 	Resolver           resolve.Interface
 	Facts              resolve.FactsSource
 	Issuer             *Issuer

@@ -19,6 +19,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
@@ -71,9 +72,9 @@ func newFixture(t *testing.T) *fixture {
 	other := machinecontrollertest.MD("team", "other", "osp-ubuntu", nil)
 	f.ms = machinecontrollertest.MachineSet(f.md, "pool-5d8f7")
 	f.other = machinecontrollertest.MachineSet(other, "other-6c9d4")
-	f.machines = machinecontroller.NewMachineInformer(nil).GetIndexer()
-	f.sets = machinecontroller.NewMachineSetInformer(nil).GetIndexer()
-	f.nodes = machinecontroller.NewNodeInformer(nil).GetIndexer()
+	f.machines = machines.NewMachineInformer(nil).GetIndexer()
+	f.sets = machines.NewMachineSetInformer(nil).GetIndexer()
+	f.nodes = machines.NewNodeInformer(nil).GetIndexer()
 	f.add(f.sets, f.ms, f.other)
 	cluster, err := facts.New(render.ClusterInfo{ServerURL: "https://api.example:6443", CACert: "CA PEM"}, render.NodeOptions{})
 	if err != nil {
@@ -82,7 +83,7 @@ func newFixture(t *testing.T) *fixture {
 	f.exchange = &Exchange{
 		Callers:            callers{},
 		MachineDeployments: machinecontrollertest.Lister{f.md, other},
-		Machines:           machinecontroller.NewMachineReader(f.machines, f.sets, f.nodes),
+		Machines:           machines.NewMachineReader(f.machines, f.sets, f.nodes),
 		Resolver:           resolver{f},
 		Facts:              staticFacts{cluster},
 		Issuer:             &Issuer{Client: f.client, TTL: time.Hour, RetryWindow: 10 * time.Minute, Now: func() time.Time { return f.now }},

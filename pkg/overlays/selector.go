@@ -20,6 +20,7 @@ import (
 	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	overlaylisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -152,7 +153,7 @@ func NamesProfile(o *Overlay, p machinecontroller.Profile) bool {
 
 // MachineDeployments returns the MDs o applies to (or would, were it
 // valid), from mds.
-func (s *Selector) MachineDeployments(o *Overlay, mds machinecontroller.Lister) ([]*clusterv1alpha1.MachineDeployment, error) {
+func (s *Selector) MachineDeployments(o *Overlay, mds machines.Lister) ([]*clusterv1alpha1.MachineDeployment, error) {
 	var candidates []*clusterv1alpha1.MachineDeployment
 	switch {
 	case o.Namespace != s.ServerNamespace:

@@ -12,6 +12,7 @@ import (
 
 	overlaylisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -99,7 +100,7 @@ func TestTenancy(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Overlay != "team-a/reach-out" || !strings.Contains(err.Error(), "reaches only its own MachineDeployments (overlays that reach other namespaces live in kube-system)") {
 		t.Errorf("team-a's MD: %v", err)
 	}
-	mds := machinecontroller.NewLister(indexer(t, md("team-a", "pool", "osp-ubuntu", nil), md("team-b", "pool", "osp-ubuntu", nil)))
+	mds := machines.NewLister(indexer(t, md("team-a", "pool", "osp-ubuntu", nil), md("team-b", "pool", "osp-ubuntu", nil)))
 	reached, err := s.MachineDeployments(reachOut, mds)
 	if err != nil || len(reached) != 1 || reached[0].Namespace != "team-a" {
 		t.Errorf("reaches %v, %v; want team-a/pool only", reached, err)
@@ -117,7 +118,7 @@ func TestInvalidSelector(t *testing.T) {
 }
 
 func TestMachineDeployments(t *testing.T) {
-	mds := machinecontroller.NewLister(indexer(t,
+	mds := machines.NewLister(indexer(t,
 		md("team-a", "a", "osp-ubuntu", nil), md("team-b", "b", "osp-ubuntu", nil), md("team-c", "c", "osp-ubuntu", nil),
 		md("team-b", "flatcar", "osp-flatcar", nil)))
 	s := selector(t)
@@ -146,7 +147,7 @@ func TestMachineDeployments(t *testing.T) {
 
 func indexer(t *testing.T, mds ...*clusterv1alpha1.MachineDeployment) cache.Indexer {
 	t.Helper()
-	i := machinecontroller.NewInformer(nil, "kube-system").GetIndexer()
+	i := machines.NewMachineDeploymentInformer(nil, "kube-system").GetIndexer()
 	for _, m := range mds {
 		if err := i.Add(m); err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // LabelSelector returns the request's label selector, or everything.
@@ -45,7 +45,7 @@ func MatchesFields(meta *metav1.ObjectMeta, selector fields.Selector) bool {
 // ListMachineDeployments returns the MDs with a rendered output in the request's
 // namespace that match its label selector, sorted by namespace and name as
 // kube-apiserver sorts lists.
-func ListMachineDeployments(ctx context.Context, mds machinecontroller.Lister, options *metainternalversion.ListOptions) ([]*clusterv1alpha1.MachineDeployment, error) {
+func ListMachineDeployments(ctx context.Context, mds machines.Lister, options *metainternalversion.ListOptions) ([]*clusterv1alpha1.MachineDeployment, error) {
 	namespace := genericapirequest.NamespaceValue(ctx)
 	selector := LabelSelector(options)
 	all, err := mds.List(namespace, selector)

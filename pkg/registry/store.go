@@ -18,7 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
@@ -54,7 +54,7 @@ type Store struct {
 	NewListFunc  func() runtime.Object
 	Objects      Objects
 
-	MachineDeployments machinecontroller.Lister
+	MachineDeployments machines.Lister
 	Resolver           resolve.Interface
 	Feed               *changefeed.Feed
 	// ReadsMachines says the objects show the boot reports of the MD's

@@ -13,7 +13,7 @@ import (
 
 // SecretClaims says whether a MachineDeployment can have the Secrets
 // machine-controller reads for it: their names fit, and no other MD owns them
-// (a *machinecontroller.ConflictError). *machinecontroller.Claims implements it.
+// (a *machinecontroller.ConflictError). *machines.Claims implements it.
 type SecretClaims interface {
 	Check(md *clusterv1alpha1.MachineDeployment) error
 }

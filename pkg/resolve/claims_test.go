@@ -13,6 +13,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // MD "pool" in "team-prod" and "pool-team" in "prod" share machine-controller's
@@ -23,7 +24,7 @@ func TestConflictingMachineDeploymentsRenderOnce(t *testing.T) {
 	owner := machinecontrollertest.MD("team-prod", "pool", "ubuntu", nil)
 	other := machinecontrollertest.MD("prod", "pool-team", "ubuntu", nil)
 	other.CreationTimestamp.Time = owner.CreationTimestamp.Add(1)
-	f.resolver.cfg.Claims = &machinecontroller.Claims{
+	f.resolver.cfg.Claims = &machines.Claims{
 		MachineDeployments: machinecontrollertest.Lister{owner, other},
 		Secrets:            corev1listers.NewSecretLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // unnamed returns an MD that names no profile, on providerSpec.
@@ -51,8 +52,8 @@ func TestDefaultedProfile(t *testing.T) {
 // rendered from: while an MD waits for its next revision, its revision's.
 func TestDefaultedProfileFollowsTheRevisionsTemplate(t *testing.T) {
 	f := newFixture(t, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"), osp("kube-system", "osp-flatcar", "v1.0.0", "1"))
-	informer := machinecontroller.NewMachineSetInformer(&cache.ListWatch{})
-	f.resolver.cfg.Revisions = machinecontroller.NewRevisionTemplates(informer.GetIndexer())
+	informer := machines.NewMachineSetInformer(&cache.ListWatch{})
+	f.resolver.cfg.Revisions = machines.NewRevisionTemplates(informer.GetIndexer())
 	m := unnamed(`{"cloudProvider":"aws","operatingSystem":"ubuntu"}`)
 	if err := informer.GetIndexer().Add(machineSet(m, "1", `{"cloudProvider":"aws","operatingSystem":"ubuntu"}`)); err != nil {
 		t.Fatal(err)

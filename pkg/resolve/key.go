@@ -12,7 +12,7 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // mdHash is the hash of what a render reads from an MD — its annotations and
@@ -32,7 +32,7 @@ type mdHash struct {
 
 // effective returns the MD a render of md reads: md itself, or a copy with
 // the template of md's revision when md's own template changed since (see
-// machinecontroller.RevisionTemplates), its hash, whether it waits for the
+// machines.RevisionTemplates), its hash, whether it waits for the
 // next revision, and the tokenVersion of its tokens.
 func (r *Resolver) effective(md *clusterv1alpha1.MachineDeployment, kubelet, fetch string) (*clusterv1alpha1.MachineDeployment, string, bool, string, error) {
 	ms := r.cfg.Revisions.MachineSet(md)
@@ -43,7 +43,7 @@ func (r *Resolver) effective(md *clusterv1alpha1.MachineDeployment, kubelet, fet
 	h, ok := r.hashes.Get(md.UID)
 	if !ok || h.resourceVersion != md.ResourceVersion || md.ResourceVersion == "" || h.machineSet != msKey {
 		h = mdHash{resourceVersion: md.ResourceVersion, machineSet: msKey}
-		h.waiting = ms != nil && machinecontroller.TemplateChanged(md, ms)
+		h.waiting = ms != nil && machines.TemplateChanged(md, ms)
 		var err error
 		if h.hash, err = hashMachineDeployment(withTemplate(md, ms, h.waiting)); err != nil {
 			return nil, "", false, "", err

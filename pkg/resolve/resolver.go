@@ -24,6 +24,7 @@ import (
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -57,7 +58,7 @@ type Config struct {
 	Claims SecretClaims
 	// Revisions finds the template of an MD's revision; nil renders every
 	// MD from its own template.
-	Revisions *machinecontroller.RevisionTemplates
+	Revisions *machines.RevisionTemplates
 	// Overlays finds the overlays that apply to an MD; nil applies none.
 	Overlays *overlays.Selector
 	// Render renders one input; nil means a new render.Renderer's.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -43,8 +44,8 @@ func machineSet(md *clusterv1alpha1.MachineDeployment, revision, providerSpec st
 func TestRevisionTemplate(t *testing.T) {
 	f := newFixture(t, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"))
 	f.resolver.cfg.Render = providerSpecRenderer
-	informer := machinecontroller.NewMachineSetInformer(&cache.ListWatch{})
-	f.resolver.cfg.Revisions = machinecontroller.NewRevisionTemplates(informer.GetIndexer())
+	informer := machines.NewMachineSetInformer(&cache.ListWatch{})
+	f.resolver.cfg.Revisions = machines.NewRevisionTemplates(informer.GetIndexer())
 	resolve := func(m *clusterv1alpha1.MachineDeployment) (payload, waiting string) {
 		t.Helper()
 		out := f.resolver.Resolve(context.Background(), m)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -65,7 +65,7 @@ func (s staticFacts) Current() *facts.Facts { return s.f }
 // benchStorage returns the OSC storage over n MDs with the real resolver,
 // render cache and renderer, without HTTP.
 func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
-	mdInformer := machinecontroller.NewInformer(nil, "kube-system")
+	mdInformer := machines.NewMachineDeploymentInformer(nil, "kube-system")
 	feed := changefeedtest.New(0)
 	for _, md := range benchMDs(n) {
 		if err := mdInformer.GetIndexer().Add(md); err != nil {
@@ -82,7 +82,7 @@ func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
+	mds := machines.NewLister(mdInformer.GetIndexer())
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace: "kube-system",
 		Profiles:         osplisters.NewOperatingSystemProfileLister(ospIndexer),
@@ -90,7 +90,7 @@ func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
 		Tokens:           resolve.StaticTokens{Kubelet: "abcdef.0123456789abcdef", Fetch: "getter-token"},
 		Overlays:         benchOverlays(), // an overlay informer without overlays
 		// As the server does: every render asks whether the MD may have its Secrets.
-		Claims: &machinecontroller.Claims{MachineDeployments: mds,
+		Claims: &machines.Claims{MachineDeployments: mds,
 			Secrets: corev1listers.NewSecretLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))},
 	})
 	r := operatingsystemconfig.NewREST(mds, resolver, feed.Feed, nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -70,7 +71,7 @@ func newProfileInformer(client versioned.Interface, stream *changefeed.Stream) c
 // apiInputs are the informers and facts the API's outputs are rendered from.
 type apiInputs struct {
 	streams     streams
-	mds         machinecontroller.Lister
+	mds         machines.Lister
 	resolver    *resolve.Resolver
 	factsSource *facts.Source
 	// refresh re-syncs every MD when the facts change.
@@ -182,6 +183,6 @@ func factsVersion(s *facts.Source) string {
 // tokenChanges are the changes of a token informer: the MD whose tokens were
 // created, changed in value or deleted (its payloads embed them). Extending a
 // token changes only its expiration.
-func tokenChanges(mds machinecontroller.Lister) changefeed.Changes {
+func tokenChanges(mds machines.Lister) changefeed.Changes {
 	return changefeed.Owned(mds, tokens.ValueChanged)
 }

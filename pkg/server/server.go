@@ -30,7 +30,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
@@ -129,12 +129,12 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	c.Profiles, errs[0] = versioned.NewForConfig(management)
 	c.Management, errs[1] = kubernetes.NewForConfig(management)
 	c.Worker, errs[2] = kubernetes.NewForConfig(w)
-	c.MachineDeployments, errs[3] = machinecontroller.NewListWatch(worker)
-	c.MachineSets, errs[4] = machinecontroller.NewMachineSetListWatch(worker)
-	c.Machines, errs[5] = machinecontroller.NewMachineListWatch(worker)
+	c.MachineDeployments, errs[3] = machines.NewMachineDeploymentListWatch(worker)
+	c.MachineSets, errs[4] = machines.NewMachineSetListWatch(worker)
+	c.Machines, errs[5] = machines.NewMachineListWatch(worker)
 	c.Metadata, errs[6] = metadata.NewForConfig(worker)
 	if errs[6] == nil {
-		c.Nodes = machinecontroller.NewNodeListWatch(c.Metadata)
+		c.Nodes = machines.NewNodeListWatch(c.Metadata)
 	}
 	c.Reports, errs[7] = kubernetes.NewForConfig(r)
 	c.WorkerConfig = worker
@@ -219,9 +219,9 @@ func (c completedConfig) New() (*Server, error) {
 	// gives the API's resourceVersions: see pkg/changefeed.
 	feed := changefeed.New(cfg.WatchHistory, func() string { return factsVersion(factsSource) })
 	streams := newStreams(feed)
-	mdInformer := machinecontroller.NewInformer(streams.machineDeployments.Wrap(cl.MachineDeployments), cfg.ProfileNamespace)
-	mds := machinecontroller.NewLister(mdInformer.GetIndexer())
-	msInformer := machinecontroller.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
+	mdInformer := machines.NewMachineDeploymentInformer(streams.machineDeployments.Wrap(cl.MachineDeployments), cfg.ProfileNamespace)
+	mds := machines.NewLister(mdInformer.GetIndexer())
+	msInformer := machines.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
 	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
 	overlayInformer := newOverlayInformer(cl.Profiles, streams.overlays)
 	selector := newOverlaySelector(overlayInformer, cfg.ProfileNamespace)
@@ -229,16 +229,16 @@ func (c completedConfig) New() (*Server, error) {
 	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
 	reportInformer := bootreports.NewInformer(cl.Metadata, streams.bootReports.Wrap)
 	// Machines and Nodes are no input of a render: no streams of the feed.
-	machineInformer := machinecontroller.NewMachineInformer(cl.Machines)
-	nodeInformer := machinecontroller.NewNodeInformer(cl.Nodes)
-	machines := machinecontroller.NewMachineReader(machineInformer.GetIndexer(), msInformer.GetIndexer(), nodeInformer.GetIndexer())
+	machineInformer := machines.NewMachineInformer(cl.Machines)
+	nodeInformer := machines.NewNodeInformer(cl.Nodes)
+	machineReader := machines.NewMachineReader(machineInformer.GetIndexer(), msInformer.GetIndexer(), nodeInformer.GetIndexer())
 	resolver := resolve.New(resolve.Config{
 		ProfileNamespace:  cfg.ProfileNamespace,
 		Profiles:          osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
 		Facts:             factsSource,
 		Tokens:            tokens.NewSource(tokenInformer),
-		Claims:            &machinecontroller.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
-		Revisions:         machinecontroller.NewRevisionTemplates(msInformer.GetIndexer()),
+		Claims:            &machines.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
+		Revisions:         machines.NewRevisionTemplates(msInformer.GetIndexer()),
 		Overlays:          selector,
 		Render:            cfg.Render,
 		CacheBytes:        cfg.RenderCacheBytes,
@@ -260,7 +260,7 @@ func (c completedConfig) New() (*Server, error) {
 	exchange := &nodejoin.Exchange{
 		Callers:            tokens.NewSource(tokenInformer),
 		MachineDeployments: mds,
-		Machines:           machines,
+		Machines:           machineReader,
 		Resolver:           resolver,
 		Facts:              factsSource,
 		Issuer:             &nodejoin.Issuer{Client: cl.Worker, TTL: cfg.MachineJoin.CredentialTTL, RetryWindow: cfg.MachineJoin.RetryWindow},
@@ -280,7 +280,7 @@ func (c completedConfig) New() (*Server, error) {
 			Secrets:            cl.Reports.CoreV1().Secrets(bootreports.Namespace),
 			Caller:             tokens.NewSource(tokenInformer).CallerMachineDeployment,
 			MachineDeployments: mds,
-			Machines:           machines,
+			Machines:           machineReader,
 			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
 		}),
 	})
@@ -299,7 +299,7 @@ func (c completedConfig) New() (*Server, error) {
 		Client:             cl.Worker,
 		MachineDeployments: mdInformer,
 		MachineSets:        msInformer,
-		Machines:           machines,
+		Machines:           machineReader,
 		MachineInformer:    machineInformer,
 		Profiles:           ospInformer,
 		Overlays:           overlayInformer,
@@ -325,7 +325,7 @@ func (c completedConfig) New() (*Server, error) {
 		}
 	}
 	joinController := nodejoin.ControllerConfig{
-		Client: cl.Worker, Machines: machines, MachineInformer: machineInformer, NodeInformer: nodeInformer, TTL: cfg.MachineJoin.CredentialTTL,
+		Client: cl.Worker, Machines: machineReader, MachineInformer: machineInformer, NodeInformer: nodeInformer, TTL: cfg.MachineJoin.CredentialTTL,
 	}
 	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
 		ctx := hook.Context

@@ -18,7 +18,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	overlaysclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -31,16 +31,16 @@ type Config struct {
 	// namespace in the cluster of the MachineDeployments (the worker cluster).
 	// Give it a QPS that allows ~10 writes per MachineDeployment.
 	Client kubernetes.Interface
-	// MachineDeployments is the informer of machinecontroller.NewInformer.
+	// MachineDeployments is the informer of machines.NewMachineDeploymentInformer.
 	MachineDeployments cache.SharedIndexInformer
-	// MachineSets is the informer of machinecontroller.NewMachineSetInformer;
+	// MachineSets is the informer of machines.NewMachineSetInformer;
 	// nil if MachineSets are not watched.
 	MachineSets cache.SharedIndexInformer
 	// Machines reads the Machines of an MD and whether they joined, and
 	// MachineInformer is their informer; both nil if Machines are not watched
 	// (then an MD that switched to MachineJoin loses what it had in the
 	// compatibility mode at once, not once its Machines joined).
-	Machines        *machinecontroller.MachineReader
+	Machines        *machines.MachineReader
 	MachineInformer cache.SharedIndexInformer
 	// Profiles is the OperatingSystemProfile informer (management cluster).
 	Profiles cache.SharedIndexInformer

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 
@@ -29,15 +30,15 @@ import (
 type Controller struct {
 	cfg      Config
 	queue    workqueue.TypedRateLimitingInterface[string]
-	mds      machinecontroller.Lister
+	mds      machines.Lister
 	payloads corev1listers.SecretLister
 	tokens   *tokens.Manager
 	source   *tokens.Source // what renders read: the tokens the informer holds
 	fetch    *tokens.FetchIssuer
 	rbac     *tokens.AccessWriter
-	claims   *machinecontroller.Claims
+	claims   *machines.Claims
 	// revisions finds the template of an MD's revision; nil without MachineSets.
-	revisions *machinecontroller.RevisionTemplates
+	revisions *machines.RevisionTemplates
 	owned     *owned
 	recorder  record.EventRecorder
 
@@ -72,7 +73,7 @@ func New(cfg Config) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer"}),
-		mds:      machinecontroller.NewLister(cfg.MachineDeployments.GetIndexer()),
+		mds:      machines.NewLister(cfg.MachineDeployments.GetIndexer()),
 		payloads: corev1listers.NewSecretLister(cfg.Payloads.informer.GetIndexer()),
 		source:   tokens.NewSource(cfg.Tokens),
 		tokens: &tokens.Manager{
@@ -101,9 +102,9 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer_overlays"}),
 		recorder: cfg.Recorder,
 	}
-	c.claims = &machinecontroller.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
+	c.claims = &machines.Claims{MachineDeployments: c.mds, Secrets: c.payloads}
 	if cfg.MachineSets != nil {
-		c.revisions = machinecontroller.NewRevisionTemplates(cfg.MachineSets.GetIndexer())
+		c.revisions = machines.NewRevisionTemplates(cfg.MachineSets.GetIndexer())
 	}
 	if c.recorder == nil {
 		broadcaster := record.NewBroadcaster()

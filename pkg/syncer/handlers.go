@@ -120,7 +120,7 @@ func onChange(f func(any)) func(old, cur any) {
 
 // onMachineDeployment enqueues the MD and the MDs whose Secret names it
 // shares: one of them owns the names, and an MD coming or going can change
-// which (see machinecontroller.Claims).
+// which (see machines.Claims).
 func (c *Controller) onMachineDeployment(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {

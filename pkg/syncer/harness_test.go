@@ -13,6 +13,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -130,7 +131,7 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 		osps:     fcache.NewFakeControllerSource(),
 		recorder: record.NewFakeRecorder(100),
 	}
-	mdInformer := machinecontroller.NewInformer(h.mds, "kube-system")
+	mdInformer := machines.NewMachineDeploymentInformer(h.mds, "kube-system")
 	ospInformer := cache.NewSharedIndexInformer(h.osps, &ospv1alpha1.OperatingSystemProfile{}, 0, cache.Indexers{})
 	h.tokens = tokens.NewInformer(h.client)
 	payloads := NewPayloadInformer(h.client)

@@ -18,7 +18,7 @@ import (
 // cloud-init-settings (payloads and kubelet bootstrap kubeconfigs), and only
 // those (by label: not the fetch tokens, not the boot reports). The syncer compares them with what it would write; every
 // replica reads their owner labels to tell which MD has the Secret names
-// several MDs share (machinecontroller.Claims).
+// several MDs share (machines.Claims).
 type PayloadInformer struct {
 	informer cache.SharedIndexInformer
 }

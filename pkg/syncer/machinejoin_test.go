@@ -12,6 +12,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
@@ -102,24 +103,24 @@ func TestCompatibilityModeWarnsOnce(t *testing.T) {
 // wrote stays while one of its Machines has no Node — it boots with the
 // user-data of before, which reads them — and goes once every Machine joined.
 func TestSwitchToMachineJoinKeepsCompatibilityObjectsUntilMachinesJoined(t *testing.T) {
-	machines := fcache.NewFakeControllerSource()
+	machineSource := fcache.NewFakeControllerSource()
 	sets := fcache.NewFakeControllerSource()
-	t.Cleanup(func() { machines.Shutdown(); sets.Shutdown() })
-	machineInformer := machinecontroller.NewMachineInformer(machines)
-	setInformer := machinecontroller.NewMachineSetInformer(sets)
+	t.Cleanup(func() { machineSource.Shutdown(); sets.Shutdown() })
+	machineInformer := machines.NewMachineInformer(machineSource)
+	setInformer := machines.NewMachineSetInformer(sets)
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	go machineInformer.Run(stop)
 	go setInformer.Run(stop)
 	h := start(t, func(cfg *Config) {
-		cfg.Machines = machinecontroller.NewMachineReader(machineInformer.GetIndexer(), setInformer.GetIndexer(), nil)
+		cfg.Machines = machines.NewMachineReader(machineInformer.GetIndexer(), setInformer.GetIndexer(), nil)
 		cfg.MachineInformer = machineInformer
 	})
 	md := machineDeployment("workers", "osp-ubuntu", "1")
 	ms := machinecontrollertest.MachineSet(md, "workers-5d8f7")
 	machine := machinecontrollertest.Machine(ms, "workers-5d8f7-x2k4q")
 	sets.Add(ms)
-	machines.Add(machine)
+	machineSource.Add(machine)
 	h.eventually("informers", func() (bool, error) {
 		return len(machineInformer.GetIndexer().ListKeys()) == 1 && len(setInformer.GetIndexer().ListKeys()) == 1, nil
 	})
@@ -142,7 +143,7 @@ func TestSwitchToMachineJoinKeepsCompatibilityObjectsUntilMachinesJoined(t *test
 
 	joined := machine.DeepCopy()
 	joined.Status.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: machine.Name}
-	machines.Modify(joined)
+	machineSource.Modify(joined)
 	h.eventually("compatibility objects gone", func() (bool, error) {
 		return len(h.compatibilityObjects(ref)) == 0, nil
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // report is the metadata of machine's report, of an MD of kube-system,
@@ -40,10 +41,10 @@ func report(md, machine string, created, updated time.Duration) runtime.Object {
 // A report goes with its MachineDeployment, with its Machine (seen deleted,
 // or not seen for the grace a new Machine gets), and when it expires.
 func TestBootReportsAreCollected(t *testing.T) {
-	machines := fcache.NewFakeControllerSource()
-	machines.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "alive"}})
-	machines.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "expiring"}})
-	machines.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fresh"}})
+	machineSource := fcache.NewFakeControllerSource()
+	machineSource.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "alive"}})
+	machineSource.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "expiring"}})
+	machineSource.Add(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fresh"}})
 	hour := time.Hour
 	scheme := metadatafake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
@@ -62,7 +63,7 @@ func TestBootReportsAreCollected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	machineInformer := machinecontroller.NewMachineInformer(machines)
+	machineInformer := machines.NewMachineInformer(machineSource)
 	reports := bootreports.NewInformer(meta)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -96,8 +97,8 @@ func TestBootReportsAreCollected(t *testing.T) {
 		return slices.Equal(deleted(), want), nil
 	})
 	// A Machine deleted later takes its report along, even a new one's.
-	machines.Delete(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "alive"}})
-	machines.Delete(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fresh"}})
+	machineSource.Delete(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "alive"}})
+	machineSource.Delete(&clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "fresh"}})
 	want = append(want, bootreports.SecretName("kube-system", "alive"), bootreports.SecretName("kube-system", "fresh"))
 	slices.Sort(want)
 	h.eventually("the deleted Machine's report deleted", func() (bool, error) {

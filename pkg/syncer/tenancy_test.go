@@ -24,6 +24,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -128,7 +129,7 @@ func TestFirstOwnerKeepsItsSecrets(t *testing.T) {
 // creates its own, and leaves it alone.
 func TestStaleCacheNeverOverwritesAnotherMDsSecret(t *testing.T) {
 	client := machinecontrollertest.NewClientset()
-	mdInformer := machinecontroller.NewInformer(fcache.NewFakeControllerSource(), "kube-system")
+	mdInformer := machines.NewMachineDeploymentInformer(fcache.NewFakeControllerSource(), "kube-system")
 	older, younger := mdAt(pool, 100), mdAt(poolTeam, 200)
 	for _, md := range []*clusterv1alpha1.MachineDeployment{older, younger} {
 		if err := mdInformer.GetIndexer().Add(md); err != nil {

@@ -60,7 +60,7 @@ func (f *Feed) PublishMachines(md *clusterv1alpha1.MachineDeployment) changefeed
 	})
 }
 
-// lister is a machinecontroller.Lister of one MD.
+// lister is a machines.Lister of one MD.
 type lister struct {
 	md *clusterv1alpha1.MachineDeployment
 }

@@ -56,13 +56,12 @@ func OnCloud(md *clusterv1alpha1.MachineDeployment, cloud string) *clusterv1alph
 	return md
 }
 
-// Lister is a machinecontroller.Lister over a slice; profiles of MDs that
-// name no namespace are in ProfileNamespace.
+// Lister is a machines.Lister over a slice; profiles of MDs that name no
+// namespace are in ProfileNamespace. (pkg/machines's tests check that it is
+// one: this package sits below pkg/machines and does not import it.)
 type Lister []*clusterv1alpha1.MachineDeployment
 
-var _ machinecontroller.Lister = Lister(nil)
-
-// List implements machinecontroller.Lister; like the informer's, in no order.
+// List implements machines.Lister; like the informer's, in no order.
 func (l Lister) List(namespace string, selector labels.Selector) ([]*clusterv1alpha1.MachineDeployment, error) {
 	var out []*clusterv1alpha1.MachineDeployment
 	for i := len(l) - 1; i >= 0; i-- {
@@ -74,7 +73,7 @@ func (l Lister) List(namespace string, selector labels.Selector) ([]*clusterv1al
 	return out, nil
 }
 
-// Get implements machinecontroller.Lister.
+// Get implements machines.Lister.
 func (l Lister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment, error) {
 	for _, md := range l {
 		if md.Namespace == namespace && md.Name == name {
@@ -84,7 +83,7 @@ func (l Lister) Get(namespace, name string) (*clusterv1alpha1.MachineDeployment,
 	return nil, apierrors.NewNotFound(machinecontroller.MachineDeployments, name)
 }
 
-// UsingProfile implements machinecontroller.Lister.
+// UsingProfile implements machines.Lister.
 func (l Lister) UsingProfile(p machinecontroller.Profile) ([]*clusterv1alpha1.MachineDeployment, error) {
 	var out []*clusterv1alpha1.MachineDeployment
 	for _, md := range l {
@@ -95,7 +94,7 @@ func (l Lister) UsingProfile(p machinecontroller.Profile) ([]*clusterv1alpha1.Ma
 	return out, nil
 }
 
-// SharingSecretNames implements machinecontroller.Lister.
+// SharingSecretNames implements machines.Lister.
 func (l Lister) SharingSecretNames(ref machinecontroller.Ref) ([]*clusterv1alpha1.MachineDeployment, error) {
 	var out []*clusterv1alpha1.MachineDeployment
 	for _, md := range l {

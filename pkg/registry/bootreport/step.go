@@ -21,6 +21,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 )
 
@@ -31,7 +32,7 @@ const ReasonProvisioningFailed = "NodeProvisioningFailed"
 // MachineOwners says which MachineDeployment owns a Machine
 // (machinecontroller.MachineOwners).
 type MachineOwners interface {
-	Owner(namespace, name string) (machinecontroller.MachineOwner, error)
+	Owner(namespace, name string) (machines.MachineOwner, error)
 }
 
 // StepConfig is what the step subresource needs.
@@ -44,7 +45,7 @@ type StepConfig struct {
 	// (tokens.CallerMachineDeployment).
 	Caller func(user.Info) (machinecontroller.Ref, bool)
 	// MachineDeployments and Machines are the informers' caches.
-	MachineDeployments machinecontroller.Lister
+	MachineDeployments machines.Lister
 	Machines           MachineOwners
 	// Recorder records the Warning Events of failed steps.
 	Recorder record.EventRecorder

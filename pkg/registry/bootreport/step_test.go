@@ -20,16 +20,17 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // owners are the MDs of machines, by "namespace/machine".
-type owners map[string]machinecontroller.MachineOwner
+type owners map[string]machines.MachineOwner
 
-func (o owners) Owner(namespace, name string) (machinecontroller.MachineOwner, error) {
+func (o owners) Owner(namespace, name string) (machines.MachineOwner, error) {
 	if owner, ok := o[namespace+"/"+name]; ok {
 		return owner, nil
 	}
-	return machinecontroller.MachineOwner{}, apierrors.NewNotFound(machinecontroller.Machines, name)
+	return machines.MachineOwner{}, apierrors.NewNotFound(machinecontroller.Machines, name)
 }
 
 type stepHarness struct {
@@ -46,8 +47,8 @@ type stepHarness struct {
 func newStepHarness(limits Limits) *stepHarness {
 	pool := machinecontrollertest.MD("team", "pool", "osp-ubuntu", nil)
 	other := machinecontrollertest.MD("team", "other", "osp-ubuntu", nil)
-	owner := func(md string, uid types.UID) machinecontroller.MachineOwner {
-		return machinecontroller.MachineOwner{MachineDeployment: machinecontroller.Ref{Namespace: "team", Name: md}, UID: uid}
+	owner := func(md string, uid types.UID) machines.MachineOwner {
+		return machines.MachineOwner{MachineDeployment: machinecontroller.Ref{Namespace: "team", Name: md}, UID: uid}
 	}
 	h := &stepHarness{client: fake.NewClientset(), recorder: record.NewFakeRecorder(10), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	secrets := h.client.CoreV1().Secrets(bootreports.Namespace)

@@ -13,6 +13,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
@@ -39,7 +40,7 @@ type Machines interface {
 // NewREST returns the storage reading MDs from mds, their outputs from
 // resolver, changes from feed and, unless nil, the summaries of their
 // machines' boot reports from machines.
-func NewREST(mds machinecontroller.Lister, resolver resolve.Interface, feed *changefeed.Feed, machines Machines) *REST {
+func NewREST(mds machines.Lister, resolver resolve.Interface, feed *changefeed.Feed, machines Machines) *REST {
 	return &REST{&registry.Store{
 		Resource:           osm.Resource(registry.OperatingSystemConfigs),
 		SingularName:       "operatingsystemconfig",

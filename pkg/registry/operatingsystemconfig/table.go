@@ -83,7 +83,7 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			osc.Spec.ProvisioningUtility,
 			bootstrap,
 			provisioning,
-			machines(osc.Status.Machines),
+			machinesCell(osc.Status.Machines),
 			status,
 			overlayNames(osc),
 			registry.Age(osc.CreationTimestamp),
@@ -93,9 +93,9 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 	})
 }
 
-// machines formats a machine summary for a table cell: "3 current, 1
+// machinesCell formats a machine summary for a table cell: "3 current, 1
 // older, 1 failed, 2 provisioning", leaving out what is zero.
-func machines(m *osm.MachineSummary) string {
+func machinesCell(m *osm.MachineSummary) string {
 	if m == nil {
 		return "-"
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
@@ -52,7 +53,7 @@ type Config struct {
 	// ProfileNamespace holds the profiles of candidates and MDs that name
 	// no namespace (--namespace).
 	ProfileNamespace   string
-	MachineDeployments machinecontroller.Lister
+	MachineDeployments machines.Lister
 	Resolver           Previewer
 	// Overlays selects MDs for overlays; its lister finds the overlay a
 	// candidate replaces.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
@@ -34,7 +34,7 @@ var (
 
 // NewREST returns the storage reading MDs from mds, their outputs from
 // resolver and changes from feed.
-func NewREST(mds machinecontroller.Lister, resolver resolve.Interface, feed *changefeed.Feed) *REST {
+func NewREST(mds machines.Lister, resolver resolve.Interface, feed *changefeed.Feed) *REST {
 	return &REST{&registry.Store{
 		Resource:           osm.Resource(registry.ProvisioningPayloads),
 		SingularName:       "provisioningpayload",

@@ -1,4 +1,4 @@
-package machinecontroller_test
+package machines_test
 
 import (
 	"slices"
@@ -11,7 +11,11 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
+
+// The fake Lister of machinecontrollertest is a Lister.
+var _ machines.Lister = machinecontrollertest.Lister(nil)
 
 // A Machine belongs to the MachineDeployment that controls its MachineSet —
 // the MachineSet of the owner reference's uid — and to no other.
@@ -29,10 +33,10 @@ func TestMachineReader(t *testing.T) {
 	orphan := machinecontrollertest.Machine(ms, "by-hand")
 	orphan.OwnerReferences = nil
 
-	machines := machinecontroller.NewMachineInformer(nil).GetIndexer()
-	sets := machinecontroller.NewMachineSetInformer(nil).GetIndexer()
+	cached := machines.NewMachineInformer(nil).GetIndexer()
+	sets := machines.NewMachineSetInformer(nil).GetIndexer()
 	for _, obj := range []any{m1, m2, foreign, stale, orphan} {
-		if err := machines.Add(obj); err != nil {
+		if err := cached.Add(obj); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,7 +45,7 @@ func TestMachineReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := machinecontroller.NewMachineReader(machines, sets, nil)
+	r := machines.NewMachineReader(cached, sets, nil)
 
 	pool := machinecontroller.Ref{Namespace: "team", Name: "pool"}
 	for _, tc := range []struct {
@@ -81,31 +85,12 @@ func TestMachineReader(t *testing.T) {
 	}
 }
 
-// The node of a Machine is named after it or, on AWS, after the private DNS
-// name machine-controller reports.
-func TestNodeNames(t *testing.T) {
-	m := machinecontrollertest.Machine(machinecontrollertest.MachineSet(machinecontrollertest.MD("ns", "md", "", nil), "md-1"), "md-1-abcde")
-	if got := machinecontroller.NodeNames(m); !slices.Equal(got, []string{"md-1-abcde"}) {
-		t.Errorf("without addresses: %v", got)
-	}
-	m.Status.Addresses = []corev1.NodeAddress{
-		{Type: corev1.NodeInternalIP, Address: "10.0.0.7"},
-		{Type: corev1.NodeInternalDNS, Address: "IP-10-0-0-7.eu-west-1.compute.internal"},
-		{Type: corev1.NodeHostName, Address: "ip-10-0-0-7.eu-west-1.compute.internal"},
-		{Type: corev1.NodeExternalDNS, Address: "ec2-1-2-3-4.compute.amazonaws.com"},
-	}
-	want := []string{"md-1-abcde", "ip-10-0-0-7.eu-west-1.compute.internal"}
-	if got := machinecontroller.NodeNames(m); !slices.Equal(got, want) {
-		t.Errorf("with addresses: %v, want %v", got, want)
-	}
-}
-
 // A Machine has a Node once machine-controller set its nodeRef, or once a
 // Node of one of its names exists.
 func TestNodeOf(t *testing.T) {
 	m := machinecontrollertest.Machine(machinecontrollertest.MachineSet(machinecontrollertest.MD("ns", "md", "", nil), "md-1"), "md-1-abcde")
-	nodes := machinecontroller.NewNodeInformer(nil).GetIndexer()
-	r := machinecontroller.NewMachineReader(nil, nil, nodes)
+	nodes := machines.NewNodeInformer(nil).GetIndexer()
+	r := machines.NewMachineReader(nil, nil, nodes)
 	if name, ok := r.NodeOf(m); ok {
 		t.Errorf("a new machine has node %q", name)
 	}

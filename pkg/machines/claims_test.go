@@ -1,4 +1,4 @@
-package machinecontroller
+package machines
 
 import (
 	"errors"
@@ -8,39 +8,39 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // Both map to Secrets "pool-team-prod-{bootstrap,provisioning}-config".
 var (
-	pool     = Ref{Namespace: "team-prod", Name: "pool"}
-	poolTeam = Ref{Namespace: "prod", Name: "pool-team"}
+	pool     = machinecontroller.Ref{Namespace: "team-prod", Name: "pool"}
+	poolTeam = machinecontroller.Ref{Namespace: "prod", Name: "pool-team"}
 )
 
-func claimMD(ref Ref, created int64) *clusterv1alpha1.MachineDeployment {
+func claimMD(ref machinecontroller.Ref, created int64) *clusterv1alpha1.MachineDeployment {
 	return &clusterv1alpha1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{
 		Namespace: ref.Namespace, Name: ref.Name, UID: types.UID("uid-" + ref.String()),
 		CreationTimestamp: metav1.Unix(created, 0),
-		Annotations:       map[string]string{AnnotationOSP: "osp-ubuntu"},
+		Annotations:       map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu"},
 	}}
 }
 
 // ownedSecret is a payload Secret of kind written for owner.
-func ownedSecret(owner Ref, kind osm.PayloadType) *corev1.Secret {
+func ownedSecret(owner machinecontroller.Ref, kind osm.PayloadType) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Namespace: CloudInitSettingsNamespace, Name: SecretName(owner.Name, owner.Namespace, kind),
+		Namespace: machinecontroller.CloudInitSettingsNamespace, Name: machinecontroller.SecretName(owner.Name, owner.Namespace, kind),
 		Labels: owner.Labels(string(kind) + "-config"), Annotations: owner.Annotations(),
 	}}
 }
 
 func newClaims(t *testing.T, mds []*clusterv1alpha1.MachineDeployment, secrets ...*corev1.Secret) *Claims {
 	t.Helper()
-	informer := NewInformer(&cache.ListWatch{}, "kube-system")
+	informer := NewMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
 	for _, md := range mds {
 		if err := informer.GetIndexer().Add(md); err != nil {
 			t.Fatal(err)
@@ -63,16 +63,16 @@ func TestClaimsOwner(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{}
 	sameAgeA, sameAgeB := claimMD(pool, 100), claimMD(poolTeam, 100)
 	sameAgeA.UID, sameAgeB.UID = "b", "a"
-	stranger := Ref{Namespace: "other", Name: "x"}
+	stranger := machinecontroller.Ref{Namespace: "other", Name: "x"}
 	forged := ownedSecret(stranger, osm.PayloadTypeBootstrap)
-	forged.Name = SecretName(pool.Name, pool.Namespace, osm.PayloadTypeBootstrap)
+	forged.Name = machinecontroller.SecretName(pool.Name, pool.Namespace, osm.PayloadTypeBootstrap)
 
 	tests := []struct {
 		name    string
 		mds     []*clusterv1alpha1.MachineDeployment
 		secrets []*corev1.Secret
 		seen    *corev1.Secret
-		want    Ref
+		want    machinecontroller.Ref
 	}{
 		{name: "alone", mds: []*clusterv1alpha1.MachineDeployment{newer}, want: poolTeam},
 		{name: "no secret yet: the oldest", mds: []*clusterv1alpha1.MachineDeployment{older, newer}, want: pool},
@@ -126,7 +126,7 @@ func TestClaimsOwner(t *testing.T) {
 				}
 				got, err := c.Owner(md, seen)
 				if err != nil || got != tc.want {
-					t.Errorf("Owner(%s) = %s, %v; want %s", RefOf(md), got, err, tc.want)
+					t.Errorf("Owner(%s) = %s, %v; want %s", machinecontroller.RefOf(md), got, err, tc.want)
 				}
 			}
 		})
@@ -140,7 +140,7 @@ func TestClaimsCheck(t *testing.T) {
 		t.Errorf("the owner: %v", err)
 	}
 	err := c.Check(claimMD(poolTeam, 200))
-	var conflict *ConflictError
+	var conflict *machinecontroller.ConflictError
 	if !errors.As(err, &conflict) || conflict.Owner != pool || conflict.MD != poolTeam {
 		t.Fatalf("the other: %v, want a conflict with %s", err, pool)
 	}
@@ -148,26 +148,5 @@ func TestClaimsCheck(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}
-	}
-}
-
-func TestCheckSecretNames(t *testing.T) {
-	ns := strings.Repeat("n", 63)
-	fits := strings.Repeat("m", 253-len("--provisioning-config")-len(ns)) // the provisioning name is 253 long
-	onCloud := func(name, cloud string) *clusterv1alpha1.MachineDeployment {
-		md := claimMD(Ref{Namespace: ns, Name: name}, 1)
-		md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(`{"cloudProvider":"` + cloud + `"}`)}
-		return md
-	}
-	if err := CheckSecretNames(onCloud(fits, "aws")); err != nil {
-		t.Errorf("253 characters: %v", err)
-	}
-	err := CheckSecretNames(onCloud(fits+"m", "aws"))
-	if err == nil || !strings.Contains(err.Error(), "254 characters") || !strings.Contains(err.Error(), "-provisioning-config") {
-		t.Errorf("254 characters: %v, want an error naming the provisioning secret", err)
-	}
-	// edge-provider-script-<md>-<ns> is one character longer.
-	if err := CheckSecretNames(onCloud(fits, "edge")); err == nil || !strings.Contains(err.Error(), "edge-provider-script-") {
-		t.Errorf("edge: %v, want an error naming the join script's secret", err)
 	}
 }

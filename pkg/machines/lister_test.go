@@ -1,4 +1,4 @@
-package machinecontroller
+package machines
 
 import (
 	"strings"
@@ -8,7 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 func TestLister(t *testing.T) {
@@ -51,11 +54,11 @@ func TestLister(t *testing.T) {
 }
 
 func TestUsingProfile(t *testing.T) {
-	informer := NewInformer(&cache.ListWatch{}, "kube-system")
+	informer := NewMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
 	for _, md := range []*clusterv1alpha1.MachineDeployment{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "default-ns", Annotations: map[string]string{AnnotationOSP: "osp-ubuntu"}}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "own-ns", Annotations: map[string]string{AnnotationOSP: "osp-ubuntu", AnnotationOSPNamespace: "team"}}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other", Annotations: map[string]string{AnnotationOSP: "osp-flatcar"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "default-ns", Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "own-ns", Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu", machinecontroller.AnnotationOSPNamespace: "team"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "other", Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-flatcar"}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "none"}},
 	} {
 		if err := informer.GetIndexer().Add(md); err != nil {
@@ -63,7 +66,7 @@ func TestUsingProfile(t *testing.T) {
 		}
 	}
 	l := NewLister(informer.GetIndexer())
-	for p, want := range map[Profile]string{
+	for p, want := range map[machinecontroller.Profile]string{
 		{Namespace: "kube-system", Name: "osp-ubuntu"}: "default-ns",
 		{Namespace: "team", Name: "osp-ubuntu"}:        "own-ns",
 		{Namespace: "kube-system", Name: "osp-rhel"}:   "",
@@ -79,5 +82,36 @@ func TestUsingProfile(t *testing.T) {
 		if strings.Join(names, ",") != want {
 			t.Errorf("UsingProfile(%s) = %v, want %q", p, names, want)
 		}
+	}
+}
+
+func profileMD(annotations map[string]string, providerSpec string) *clusterv1alpha1.MachineDeployment {
+	md := &clusterv1alpha1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pool", Annotations: annotations}}
+	if providerSpec != "" {
+		md.Spec.Template.Spec.ProviderSpec.Value = &runtime.RawExtension{Raw: []byte(providerSpec)}
+	}
+	return md
+}
+
+// A profile change finds the MDs that use it by default through the index;
+// an MD without a default is in no profile's entry.
+func TestUsingProfileFindsDefaultedMachineDeployments(t *testing.T) {
+	informer := NewMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
+	for _, md := range []*clusterv1alpha1.MachineDeployment{
+		profileMD(nil, `{"operatingSystem":"ubuntu"}`),
+		profileMD(map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu"}, ""),
+		profileMD(nil, `{"operatingSystem":"sles"}`),
+	} {
+		md.Name += "-" + string(rune('a'+len(informer.GetIndexer().List())))
+		if err := informer.GetIndexer().Add(md); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mds, err := NewLister(informer.GetIndexer()).UsingProfile(machinecontroller.Profile{Namespace: "kube-system", Name: "osp-ubuntu"})
+	if err != nil || len(mds) != 2 {
+		t.Fatalf("UsingProfile(osp-ubuntu) = %d MDs, %v; want 2", len(mds), err)
+	}
+	if keys := informer.GetIndexer().ListIndexFuncValues(ProfileIndex); len(keys) != 1 {
+		t.Errorf("profile index keys %v, want only kube-system/osp-ubuntu", keys)
 	}
 }

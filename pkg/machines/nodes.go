@@ -1,4 +1,4 @@
-package machinecontroller
+package machines
 
 import (
 	"context"
@@ -10,11 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // Whether a Machine has joined is whether its Node exists: machine-controller
 // sets status.nodeRef once it matched the Node to the Machine, and before
-// that (or without machine-controller) a Node of one of NodeNames says so.
+// that (or without machine-controller) a Node of one of
+// machinecontroller.NodeNames says so.
 // Only Nodes' names matter, so their informer holds metadata only.
 
 // NewNodeListWatch lists and watches the metadata of all Nodes.
@@ -35,13 +38,13 @@ func NewNodeListWatch(client metadata.Interface) cache.ListerWatcher {
 func NewNodeInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
 	i := cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.SetTransform(StripManagedFields)
+	_ = i.SetTransform(machinecontroller.StripManagedFields)
 	return i
 }
 
 // NodeOf returns the name of m's Node: status.nodeRef, or the first of
-// NodeNames(m) that a Node of the node informer has. ok is false while m has
-// no Node.
+// machinecontroller.NodeNames(m) that a Node of the node informer has. ok is
+// false while m has no Node.
 func (r *MachineReader) NodeOf(m *clusterv1alpha1.Machine) (name string, ok bool) {
 	if m.Status.NodeRef != nil && m.Status.NodeRef.Name != "" {
 		return m.Status.NodeRef.Name, true
@@ -49,7 +52,7 @@ func (r *MachineReader) NodeOf(m *clusterv1alpha1.Machine) (name string, ok bool
 	if r.nodes == nil {
 		return "", false
 	}
-	for _, n := range NodeNames(m) {
+	for _, n := range machinecontroller.NodeNames(m) {
 		if _, exists, err := r.nodes.GetByKey(n); err == nil && exists {
 			return n, true
 		}

@@ -1,4 +1,4 @@
-package machinecontroller
+package machines
 
 import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 // machine-controller rolls MachineDeployments out the way Deployments roll out:
@@ -15,39 +17,38 @@ import (
 // which may no longer be the MD's template (a paused MD, or the moments before
 // the revision bump). MachineSets hold that template.
 
-// MachineSets is the group and resource of MachineSets.
-var MachineSets = clusterv1alpha1.Resource("machinesets")
-
 // ownerIndex indexes MachineSets by the MachineDeployment that controls them.
 const ownerIndex = "owner"
 
 // NewMachineSetListWatch returns a ListerWatcher of all MachineSets of the
 // cluster that config points at.
 func NewMachineSetListWatch(config *rest.Config) (cache.ListerWatcher, error) {
-	return newListWatch(config, MachineSets.Resource)
+	return newListWatch(config, machinecontroller.MachineSets.Resource)
 }
 
-// NewMachineSetInformer returns an informer of MachineSets fed by lw, indexed
-// by the MachineDeployment that controls them, without managed fields.
-func NewMachineSetInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
-	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.MachineSet{}, 0, cache.Indexers{ownerIndex: func(obj any) ([]string, error) {
-		if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
-			if ref, ok := MachineDeploymentOf(ms); ok {
-				return []string{ref.String()}, nil
-			}
+// MachineSetIndexers are the indexes of a MachineSet informer that
+// RevisionTemplates and MachineReader read: by the MachineDeployment that
+// controls them.
+func MachineSetIndexers() cache.Indexers {
+	return cache.Indexers{ownerIndex: ownerIndexFunc}
+}
+
+// ownerIndexFunc is the function of ownerIndex (machinecontroller.MachineDeploymentOf).
+func ownerIndexFunc(obj any) ([]string, error) {
+	if ms, ok := obj.(*clusterv1alpha1.MachineSet); ok {
+		if ref, ok := machinecontroller.MachineDeploymentOf(ms); ok {
+			return []string{ref.String()}, nil
 		}
-		return nil, nil
-	}})
-	_ = i.SetTransform(StripManagedFields)
-	return i
+	}
+	return nil, nil
 }
 
-// MachineDeploymentOf returns the MachineDeployment that controls ms.
-func MachineDeploymentOf(ms *clusterv1alpha1.MachineSet) (Ref, bool) {
-	if owner := metav1.GetControllerOf(ms); owner != nil && owner.Kind == "MachineDeployment" {
-		return Ref{Namespace: ms.Namespace, Name: owner.Name}, true
-	}
-	return Ref{}, false
+// NewMachineSetInformer returns an informer of MachineSets fed by lw, with
+// MachineSetIndexers, without managed fields.
+func NewMachineSetInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
+	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.MachineSet{}, 0, MachineSetIndexers())
+	_ = i.SetTransform(machinecontroller.StripManagedFields)
+	return i
 }
 
 // RevisionTemplates finds the template of a MachineDeployment's revision.
@@ -65,17 +66,17 @@ func NewRevisionTemplates(indexer cache.Indexer) *RevisionTemplates {
 // machine-controller creates from the MD's template of that moment: then the
 // MD's own template is the revision's).
 func (t *RevisionTemplates) MachineSet(md *clusterv1alpha1.MachineDeployment) *clusterv1alpha1.MachineSet {
-	revision := md.Annotations[AnnotationMDRevision]
+	revision := md.Annotations[machinecontroller.AnnotationMDRevision]
 	if t == nil || revision == "" {
 		return nil
 	}
-	objs, err := t.indexer.ByIndex(ownerIndex, Ref{Namespace: md.Namespace, Name: md.Name}.String())
+	objs, err := t.indexer.ByIndex(ownerIndex, machinecontroller.Ref{Namespace: md.Namespace, Name: md.Name}.String())
 	if err != nil {
 		return nil
 	}
 	for _, obj := range objs {
 		ms := obj.(*clusterv1alpha1.MachineSet)
-		if metav1.GetControllerOf(ms).UID == md.UID && ms.Annotations[AnnotationMDRevision] == revision && ms.DeletionTimestamp == nil {
+		if metav1.GetControllerOf(ms).UID == md.UID && ms.Annotations[machinecontroller.AnnotationMDRevision] == revision && ms.DeletionTimestamp == nil {
 			return ms
 		}
 	}
@@ -88,14 +89,14 @@ func TemplateChanged(md *clusterv1alpha1.MachineDeployment, ms *clusterv1alpha1.
 	return !equality.Semantic.DeepEqual(ms.Spec.Template.Spec, md.Spec.Template.Spec)
 }
 
-// ProfileOf is ProfileOf with the default of the operating system of md's
+// ProfileOf is machinecontroller.ProfileOf with the default of the operating system of md's
 // revision's template, which the payloads of that revision are rendered from
 // (see MachineSet); t may be nil: md's own template.
-func (t *RevisionTemplates) ProfileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (Profile, error) {
-	if md.Annotations[AnnotationOSP] == "" {
+func (t *RevisionTemplates) ProfileOf(md *clusterv1alpha1.MachineDeployment, defaultNamespace string) (machinecontroller.Profile, error) {
+	if md.Annotations[machinecontroller.AnnotationOSP] == "" {
 		if ms := t.MachineSet(md); ms != nil {
-			return ProfileOfTemplate(md, &ms.Spec.Template.Spec, defaultNamespace)
+			return machinecontroller.ProfileOfTemplate(md, &ms.Spec.Template.Spec, defaultNamespace)
 		}
 	}
-	return ProfileOf(md, defaultNamespace)
+	return machinecontroller.ProfileOf(md, defaultNamespace)
 }

@@ -1,29 +1,17 @@
-package machinecontroller
+package machines
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
-
-// machine-controller makes a Machine for every replica of a MachineSet, with
-// the MachineSet as its controller (ownerReference) and the template's labels;
-// the MachineSet's controller is the MachineDeployment. It names the VM and,
-// except on AWS, the node after the Machine, and writes the cloud's addresses
-// of the instance (its private DNS name on AWS, where that is the node's name)
-// into the Machine's status.addresses, and the Node into status.nodeRef once
-// the Node registered.
-
-// Machines is the group and resource of Machines.
-var Machines = clusterv1alpha1.Resource("machines")
 
 // MachineSetIndex indexes Machines by the MachineSet that controls them
 // ("<namespace>/<machineset>").
@@ -32,35 +20,47 @@ const MachineSetIndex = "machineset"
 // NewMachineListWatch returns a ListerWatcher of all Machines of the cluster
 // that config points at.
 func NewMachineListWatch(config *rest.Config) (cache.ListerWatcher, error) {
-	return newListWatch(config, Machines.Resource)
+	return newListWatch(config, machinecontroller.Machines.Resource)
 }
 
-// NodeNameIndex indexes Machines by the names their node may have (NodeNames).
+// NodeNameIndex indexes Machines by the names their node may have
+// (machinecontroller.NodeNames).
 const NodeNameIndex = "nodename"
 
-// NewMachineInformer returns an informer of Machines fed by lw, indexed by
-// namespace, by their MachineSet and by their node names, without managed
-// fields.
-func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
-	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.Machine{}, 0, cache.Indexers{
+// MachineIndexers are the indexes of a Machine informer that MachineReader
+// reads: by namespace, by their MachineSet and by their node names.
+func MachineIndexers() cache.Indexers {
+	return cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
-		NodeNameIndex: func(obj any) ([]string, error) {
-			if m, ok := obj.(*clusterv1alpha1.Machine); ok {
-				return NodeNames(m), nil
-			}
-			return nil, nil
-		},
-		MachineSetIndex: func(obj any) ([]string, error) {
-			if m, ok := obj.(*clusterv1alpha1.Machine); ok {
-				if owner := metav1.GetControllerOf(m); owner != nil && owner.Kind == "MachineSet" {
-					return []string{m.Namespace + "/" + owner.Name}, nil
-				}
-			}
-			return nil, nil
-		},
-	})
+		NodeNameIndex:        NodeNameIndexFunc,
+		MachineSetIndex:      MachineSetIndexFunc,
+	}
+}
+
+// NodeNameIndexFunc is the function of NodeNameIndex.
+func NodeNameIndexFunc(obj any) ([]string, error) {
+	if m, ok := obj.(*clusterv1alpha1.Machine); ok {
+		return machinecontroller.NodeNames(m), nil
+	}
+	return nil, nil
+}
+
+// MachineSetIndexFunc is the function of MachineSetIndex.
+func MachineSetIndexFunc(obj any) ([]string, error) {
+	if m, ok := obj.(*clusterv1alpha1.Machine); ok {
+		if owner := metav1.GetControllerOf(m); owner != nil && owner.Kind == "MachineSet" {
+			return []string{m.Namespace + "/" + owner.Name}, nil
+		}
+	}
+	return nil, nil
+}
+
+// NewMachineInformer returns an informer of Machines fed by lw, with
+// MachineIndexers, without managed fields.
+func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
+	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.Machine{}, 0, MachineIndexers())
 	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.SetTransform(StripManagedFields)
+	_ = i.SetTransform(machinecontroller.StripManagedFields)
 	return i
 }
 
@@ -88,7 +88,7 @@ func (r *MachineReader) Get(namespace, name string) (*clusterv1alpha1.Machine, e
 		return nil, err
 	}
 	if !exists {
-		return nil, errors.NewNotFound(Machines, name)
+		return nil, errors.NewNotFound(machinecontroller.Machines, name)
 	}
 	return obj.(*clusterv1alpha1.Machine), nil
 }
@@ -97,20 +97,20 @@ func (r *MachineReader) Get(namespace, name string) (*clusterv1alpha1.Machine, e
 // controller of the MachineSet that controls m (the MachineSet of the
 // reference's uid, not one recreated under its name). ok is false for a
 // Machine of no MachineSet (made by hand) or whose MachineSet is not known.
-func (r *MachineReader) MachineDeploymentOf(m *clusterv1alpha1.Machine) (ref Ref, ok bool) {
+func (r *MachineReader) MachineDeploymentOf(m *clusterv1alpha1.Machine) (ref machinecontroller.Ref, ok bool) {
 	owner := metav1.GetControllerOf(m)
 	if owner == nil || owner.Kind != "MachineSet" {
-		return Ref{}, false
+		return machinecontroller.Ref{}, false
 	}
 	obj, exists, err := r.machineSets.GetByKey(m.Namespace + "/" + owner.Name)
 	if err != nil || !exists {
-		return Ref{}, false
+		return machinecontroller.Ref{}, false
 	}
 	ms := obj.(*clusterv1alpha1.MachineSet)
 	if ms.UID != owner.UID {
-		return Ref{}, false
+		return machinecontroller.Ref{}, false
 	}
-	return MachineDeploymentOf(ms)
+	return machinecontroller.MachineDeploymentOf(ms)
 }
 
 // MachineOwner is a Machine and the MachineDeployment that owns it.
@@ -118,7 +118,7 @@ type MachineOwner struct {
 	// Machine is the informer's object: do not modify it.
 	Machine *clusterv1alpha1.Machine
 	// MachineDeployment and its UID (the MachineSet's controller reference).
-	MachineDeployment Ref
+	MachineDeployment machinecontroller.Ref
 	UID               types.UID
 }
 
@@ -142,7 +142,7 @@ func (r *MachineReader) Owner(namespace, name string) (MachineOwner, error) {
 		return MachineOwner{}, fmt.Errorf("machine %s/%s: its MachineSet %s is not known", namespace, name, owner.Name)
 	}
 	ms := obj.(*clusterv1alpha1.MachineSet)
-	ref, ok := MachineDeploymentOf(ms)
+	ref, ok := machinecontroller.MachineDeploymentOf(ms)
 	if !ok {
 		return MachineOwner{}, fmt.Errorf("machine %s/%s: its MachineSet %s is controlled by no MachineDeployment", namespace, name, ms.Name)
 	}
@@ -151,7 +151,7 @@ func (r *MachineReader) Owner(namespace, name string) (MachineOwner, error) {
 
 // OfMachineDeployment returns the Machines of the MachineDeployment ref,
 // through the MachineSets it controls.
-func (r *MachineReader) OfMachineDeployment(ref Ref) ([]*clusterv1alpha1.Machine, error) {
+func (r *MachineReader) OfMachineDeployment(ref machinecontroller.Ref) ([]*clusterv1alpha1.Machine, error) {
 	sets, err := r.machineSets.ByIndex(ownerIndex, ref.String())
 	if err != nil {
 		return nil, err
@@ -184,23 +184,4 @@ func (r *MachineReader) ByNodeName(name string) ([]*clusterv1alpha1.Machine, err
 		machines[i] = obj.(*clusterv1alpha1.Machine)
 	}
 	return machines, nil
-}
-
-// NodeNames are the names the node of m may register under: the Machine's
-// name (machine-controller names VMs and their hostnames after it), and the
-// host names machine-controller reported for its instance (status.addresses
-// of type Hostname and InternalDNS: on AWS the node keeps the instance's
-// private DNS name). Node names are lower case.
-func NodeNames(m *clusterv1alpha1.Machine) []string {
-	names := []string{strings.ToLower(m.Name)}
-	for _, a := range m.Status.Addresses {
-		if a.Type != corev1.NodeHostName && a.Type != corev1.NodeInternalDNS || a.Address == "" {
-			continue
-		}
-		name := strings.ToLower(a.Address)
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	return names
 }

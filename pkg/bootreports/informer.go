@@ -1,14 +1,8 @@
 package bootreports
 
 import (
-	"context"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
@@ -27,40 +21,22 @@ type Informer struct {
 // ownerIndex indexes reports by their MachineDeployment (Ref.String).
 const ownerIndex = "owner"
 
-// NewInformer returns the informer of the reports in the cluster of client;
-// wrap, if given, wraps its list-watch (the API's change feed watches it).
-func NewInformer(client metadata.Interface, wrap ...func(cache.ListerWatcher) cache.ListerWatcher) *Informer {
-	secrets := client.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(Namespace)
-	selector := Selector("").String()
-	var lw cache.ListerWatcher = cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return secrets.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return secrets.Watch(ctx, o)
-		},
-	}, client)
-	for _, w := range wrap {
-		lw = w(lw)
-	}
-	i := cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{ownerIndex: func(obj any) ([]string, error) {
+// FromInformer reads the informer of the reports' metadata, indexed by
+// Indexers (pkg/informers.NewBootReports builds it).
+func FromInformer(i cache.SharedIndexInformer) *Informer {
+	return &Informer{informer: i}
+}
+
+// Indexers are the indexes of the reports' informer.
+func Indexers() cache.Indexers {
+	return cache.Indexers{ownerIndex: func(obj any) ([]string, error) {
 		if m, ok := obj.(metav1.Object); ok {
 			if ref, ok := machinecontroller.Owner(m); ok {
 				return []string{ref.String()}, nil
 			}
 		}
 		return nil, nil
-	}})
-	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.SetTransform(machinecontroller.StripManagedFields)
-	return &Informer{informer: i}
-}
-
-// Start runs the informer until stop closes.
-func (i *Informer) Start(stop <-chan struct{}) {
-	go i.informer.Run(stop)
+	}}
 }
 
 // HasSynced says whether the informer has listed once.
@@ -133,4 +109,10 @@ func SummaryChanged(old, cur any) bool {
 	n, ok2 := cur.(metav1.Object)
 	return !ok1 || !ok2 || o.GetLabels()[StateLabel] != n.GetLabels()[StateLabel] ||
 		o.GetAnnotations()[RevisionAnnotation] != n.GetAnnotations()[RevisionAnnotation]
+}
+
+// Start runs the informer until stop closes (pkg/informers.Set starts it in
+// the server; tests start it here).
+func (i *Informer) Start(stop <-chan struct{}) {
+	go i.informer.Run(stop)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
@@ -154,7 +155,7 @@ func startReplica(t *testing.T, c *fakeCluster, history int) *replica {
 	t.Helper()
 	f := New(history, nil)
 	s := f.AddStream("machinedeployments")
-	informer := machines.NewMachineDeploymentInformer(s.Wrap(c), "kube-system")
+	informer := informers.NewMachineDeployments(s.Wrap(c), "kube-system")
 	if _, err := informer.AddEventHandler(s.Handler(MachineDeployments())); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 func TestPositionString(t *testing.T) {
@@ -250,7 +250,7 @@ func TestIndependentRevisionSpaces(t *testing.T) {
 	clusters := []*fakeCluster{worker, management}
 	for i, name := range []string{"worker", "management"} {
 		s := f.AddStream(name)
-		informer := machines.NewMachineDeploymentInformer(s.Wrap(clusters[i]), "kube-system")
+		informer := informers.NewMachineDeployments(s.Wrap(clusters[i]), "kube-system")
 		if _, err := informer.AddEventHandler(s.Handler(MachineDeployments())); err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func TestUnreadableRevisions(t *testing.T) {
 		},
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	}
-	informer := machines.NewMachineDeploymentInformer(s.Wrap(unsupportedWatchList{lw}), "kube-system")
+	informer := informers.NewMachineDeployments(s.Wrap(unsupportedWatchList{lw}), "kube-system")
 	if _, err := informer.AddEventHandler(s.Handler(MachineDeployments())); err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -61,13 +60,13 @@ func NewSource(cfg Config) (*Source, error) {
 		if cfg.Client == nil || cfg.Fallback == nil {
 			return nil, errors.New("facts: the API server URL and CA, or a client of the cluster to read them from, are required")
 		}
-		s.clusterInfo = oneObject(cfg.Client, metav1.NamespacePublic, ClusterInfoName).Core().V1().ConfigMaps().Informer()
+		s.clusterInfo = informers.NewConfigMap(cfg.Client, metav1.NamespacePublic, ClusterInfoName)
 	}
 	if cfg.RegistrySecret.Name != "" {
 		if cfg.Client == nil {
 			return nil, errors.New("facts: a client is required to read the registry credentials Secret")
 		}
-		s.registry = oneObject(cfg.Client, cfg.RegistrySecret.Namespace, cfg.RegistrySecret.Name).Core().V1().Secrets().Informer()
+		s.registry = informers.NewSecret(cfg.Client, cfg.RegistrySecret.Namespace, cfg.RegistrySecret.Name)
 	}
 	for _, i := range s.informers() {
 		if _, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -261,14 +260,6 @@ func (s *Source) registryCredentials() (map[string]render.RegistryAuth, string, 
 		return nil, "", fmt.Errorf("--node-registry-credentials-secret %s: %w", key, err)
 	}
 	return creds, secret.ResourceVersion, nil
-}
-
-// oneObject returns informers of the one object namespace/name: a field
-// selector keeps the watch, and the RBAC it needs, to that name.
-func oneObject(client kubernetes.Interface, namespace, name string) informers.SharedInformerFactory {
-	selector := fields.OneTermEqualSelector("metadata.name", name).String()
-	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
 }
 
 func stored[T any](informer cache.SharedIndexInformer, key string) (T, bool) {

@@ -40,7 +40,7 @@ func ownedSecret(owner machinecontroller.Ref, kind osm.PayloadType) *corev1.Secr
 
 func newClaims(t *testing.T, mds []*clusterv1alpha1.MachineDeployment, secrets ...*corev1.Secret) *Claims {
 	t.Helper()
-	informer := NewMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
+	informer := newMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
 	for _, md := range mds {
 		if err := informer.GetIndexer().Add(md); err != nil {
 			t.Fatal(err)

@@ -54,7 +54,7 @@ func TestLister(t *testing.T) {
 }
 
 func TestUsingProfile(t *testing.T) {
-	informer := NewMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
+	informer := newMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
 	for _, md := range []*clusterv1alpha1.MachineDeployment{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "default-ns", Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu"}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "own-ns", Annotations: map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu", machinecontroller.AnnotationOSPNamespace: "team"}}},
@@ -96,7 +96,7 @@ func profileMD(annotations map[string]string, providerSpec string) *clusterv1alp
 // A profile change finds the MDs that use it by default through the index;
 // an MD without a default is in no profile's entry.
 func TestUsingProfileFindsDefaultedMachineDeployments(t *testing.T) {
-	informer := NewMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
+	informer := newMachineDeploymentInformer(&cache.ListWatch{}, "kube-system")
 	for _, md := range []*clusterv1alpha1.MachineDeployment{
 		profileMD(nil, `{"operatingSystem":"ubuntu"}`),
 		profileMD(map[string]string{machinecontroller.AnnotationOSP: "osp-ubuntu"}, ""),

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -16,12 +15,6 @@ import (
 // MachineSetIndex indexes Machines by the MachineSet that controls them
 // ("<namespace>/<machineset>").
 const MachineSetIndex = "machineset"
-
-// NewMachineListWatch returns a ListerWatcher of all Machines of the cluster
-// that config points at.
-func NewMachineListWatch(config *rest.Config) (cache.ListerWatcher, error) {
-	return newListWatch(config, machinecontroller.Machines.Resource)
-}
 
 // NodeNameIndex indexes Machines by the names their node may have
 // (machinecontroller.NodeNames).
@@ -53,15 +46,6 @@ func MachineSetIndexFunc(obj any) ([]string, error) {
 		}
 	}
 	return nil, nil
-}
-
-// NewMachineInformer returns an informer of Machines fed by lw, with
-// MachineIndexers, without managed fields.
-func NewMachineInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
-	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.Machine{}, 0, MachineIndexers())
-	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.SetTransform(machinecontroller.StripManagedFields)
-	return i
 }
 
 // MachineReader reads Machines, the MachineDeployments they belong to and

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
@@ -33,8 +34,8 @@ func TestMachineReader(t *testing.T) {
 	orphan := machinecontrollertest.Machine(ms, "by-hand")
 	orphan.OwnerReferences = nil
 
-	cached := machines.NewMachineInformer(nil).GetIndexer()
-	sets := machines.NewMachineSetInformer(nil).GetIndexer()
+	cached := informers.NewMachines(nil).GetIndexer()
+	sets := informers.NewMachineSets(nil).GetIndexer()
 	for _, obj := range []any{m1, m2, foreign, stale, orphan} {
 		if err := cached.Add(obj); err != nil {
 			t.Fatal(err)
@@ -89,7 +90,7 @@ func TestMachineReader(t *testing.T) {
 // Node of one of its names exists.
 func TestNodeOf(t *testing.T) {
 	m := machinecontrollertest.Machine(machinecontrollertest.MachineSet(machinecontrollertest.MD("ns", "md", "", nil), "md-1"), "md-1-abcde")
-	nodes := machines.NewNodeInformer(nil).GetIndexer()
+	nodes := informers.NewNodes(nil).GetIndexer()
 	r := machines.NewMachineReader(nil, nil, nodes)
 	if name, ok := r.NodeOf(m); ok {
 		t.Errorf("a new machine has node %q", name)

@@ -4,7 +4,6 @@ import (
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -19,12 +18,6 @@ import (
 
 // ownerIndex indexes MachineSets by the MachineDeployment that controls them.
 const ownerIndex = "owner"
-
-// NewMachineSetListWatch returns a ListerWatcher of all MachineSets of the
-// cluster that config points at.
-func NewMachineSetListWatch(config *rest.Config) (cache.ListerWatcher, error) {
-	return newListWatch(config, machinecontroller.MachineSets.Resource)
-}
 
 // MachineSetIndexers are the indexes of a MachineSet informer that
 // RevisionTemplates and MachineReader read: by the MachineDeployment that
@@ -41,14 +34,6 @@ func ownerIndexFunc(obj any) ([]string, error) {
 		}
 	}
 	return nil, nil
-}
-
-// NewMachineSetInformer returns an informer of MachineSets fed by lw, with
-// MachineSetIndexers, without managed fields.
-func NewMachineSetInformer(lw cache.ListerWatcher) cache.SharedIndexInformer {
-	i := cache.NewSharedIndexInformer(lw, &clusterv1alpha1.MachineSet{}, 0, MachineSetIndexers())
-	_ = i.SetTransform(machinecontroller.StripManagedFields)
-	return i
 }
 
 // RevisionTemplates finds the template of a MachineDeployment's revision.

@@ -5,18 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
@@ -41,11 +37,9 @@ type ControllerConfig struct {
 // once its Node registered or it expired, and its identity once the Machine
 // is gone (cleanup.go). Build one per leadership term and Run it.
 type Controller struct {
-	cfg         ControllerConfig
-	factories   []informers.SharedInformerFactory
-	accounts    cache.SharedIndexInformer
-	credentials cache.SharedIndexInformer
-	csrs        cache.SharedIndexInformer
+	cfg ControllerConfig
+	// watch are this term's informers of join identities, credentials and CSRs.
+	watch *informers.Join
 	// machineQueue holds the keys of Machines whose credential needs a look,
 	// csrQueue the names of CSRs of join identities to decide.
 	machineQueue workqueue.TypedRateLimitingInterface[MachineKey]
@@ -59,27 +53,14 @@ func NewController(cfg ControllerConfig) *Controller {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
-	ours := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = Selector().String() }))
-	kubeletCSRs := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.signerName", certificatesv1.KubeAPIServerClientKubeletSignerName).String()
-		}))
 	c := &Controller{
-		cfg:         cfg,
-		settle:      settleTime,
-		factories:   []informers.SharedInformerFactory{ours, kubeletCSRs},
-		accounts:    ours.Core().V1().ServiceAccounts().Informer(),
-		credentials: ours.Core().V1().Secrets().Informer(),
-		csrs:        kubeletCSRs.Certificates().V1().CertificateSigningRequests().Informer(),
+		cfg:    cfg,
+		settle: settleTime,
+		watch:  informers.NewJoin(cfg.Client, Namespace, Selector().String()),
 		machineQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[MachineKey](),
 			workqueue.TypedRateLimitingQueueConfig[MachineKey]{Name: "osm_machine_join_credentials"}),
 		csrQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_machine_join_csrs"}),
-	}
-	for _, i := range []cache.SharedIndexInformer{c.accounts, c.credentials, c.csrs} {
-		// Setting a transform on an informer that has not started cannot fail.
-		_ = i.SetTransform(machinecontroller.StripManagedFields)
 	}
 	return c
 }
@@ -103,11 +84,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, f := range c.factories {
-		f.Start(ctx.Done())
-		defer f.Shutdown()
-	}
-	synced := []cache.InformerSynced{c.accounts.HasSynced, c.credentials.HasSynced, c.csrs.HasSynced}
+	c.watch.Start(ctx)
+	defer c.watch.Shutdown()
+	synced := []cache.InformerSynced{c.watch.Accounts.HasSynced, c.watch.Credentials.HasSynced, c.watch.CSRs.HasSynced}
 	for _, r := range registrations {
 		synced = append(synced, r.registration.HasSynced)
 	}

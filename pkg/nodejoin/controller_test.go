@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	fcache "k8s.io/client-go/tools/cache/testing"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
@@ -44,8 +45,8 @@ func newRunning(t *testing.T) *running {
 	t.Helper()
 	f := newFixture(t)
 	r := &running{fixture: f, machineSource: fcache.NewFakeControllerSource(), nodeSource: fcache.NewFakeControllerSource()}
-	machineInformer := machines.NewMachineInformer(r.machineSource)
-	nodes := machines.NewNodeInformer(r.nodeSource)
+	machineInformer := informers.NewMachines(r.machineSource)
+	nodes := informers.NewNodes(r.nodeSource)
 	f.machines, f.nodes = machineInformer.GetIndexer(), nodes.GetIndexer()
 	reader := machines.NewMachineReader(f.machines, f.sets, f.nodes)
 	f.exchange.Machines = reader

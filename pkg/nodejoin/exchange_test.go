@@ -17,6 +17,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
@@ -72,9 +73,9 @@ func newFixture(t *testing.T) *fixture {
 	other := machinecontrollertest.MD("team", "other", "osp-ubuntu", nil)
 	f.ms = machinecontrollertest.MachineSet(f.md, "pool-5d8f7")
 	f.other = machinecontrollertest.MachineSet(other, "other-6c9d4")
-	f.machines = machines.NewMachineInformer(nil).GetIndexer()
-	f.sets = machines.NewMachineSetInformer(nil).GetIndexer()
-	f.nodes = machines.NewNodeInformer(nil).GetIndexer()
+	f.machines = informers.NewMachines(nil).GetIndexer()
+	f.sets = informers.NewMachineSets(nil).GetIndexer()
+	f.nodes = informers.NewNodes(nil).GetIndexer()
 	f.add(f.sets, f.ms, f.other)
 	cluster, err := facts.New(render.ClusterInfo{ServerURL: "https://api.example:6443", CACert: "CA PEM"}, render.NodeOptions{})
 	if err != nil {

@@ -28,7 +28,7 @@ func (c *Controller) addHandlers() ([]registration, error) {
 		informer cache.SharedIndexInformer
 		funcs    cache.ResourceEventHandler
 	}{
-		{c.accounts, ours}, {c.credentials, ours}, {c.cfg.MachineInformer, machine}, {c.cfg.NodeInformer, node}, {c.csrs, csr},
+		{c.watch.Accounts, ours}, {c.watch.Credentials, ours}, {c.cfg.MachineInformer, machine}, {c.cfg.NodeInformer, node}, {c.watch.CSRs, csr},
 	} {
 		r, err := h.informer.AddEventHandler(h.funcs)
 		if err != nil {
@@ -58,7 +58,7 @@ func (c *Controller) onMachine(obj any) {
 	}
 	if m, ok := obj.(*clusterv1alpha1.Machine); ok {
 		key := MachineKey{Namespace: m.Namespace, Name: m.Name}
-		if _, exists, _ := c.accounts.GetIndexer().GetByKey(Namespace + "/" + AccountName(key)); exists {
+		if _, exists, _ := c.watch.Accounts.GetIndexer().GetByKey(Namespace + "/" + AccountName(key)); exists {
 			c.machineQueue.Add(key)
 		}
 	}
@@ -89,13 +89,13 @@ func (c *Controller) onCSR(obj any) {
 }
 
 func (c *Controller) accountLister() corev1listers.ServiceAccountLister {
-	return corev1listers.NewServiceAccountLister(c.accounts.GetIndexer())
+	return corev1listers.NewServiceAccountLister(c.watch.Accounts.GetIndexer())
 }
 
 func (c *Controller) credentialLister() corev1listers.SecretLister {
-	return corev1listers.NewSecretLister(c.credentials.GetIndexer())
+	return corev1listers.NewSecretLister(c.watch.Credentials.GetIndexer())
 }
 
 func (c *Controller) csrLister() certificatesv1listers.CertificateSigningRequestLister {
-	return certificatesv1listers.NewCertificateSigningRequestLister(c.csrs.GetIndexer())
+	return certificatesv1listers.NewCertificateSigningRequestLister(c.watch.CSRs.GetIndexer())
 }

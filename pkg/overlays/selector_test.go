@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	overlaylisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
@@ -147,7 +148,7 @@ func TestMachineDeployments(t *testing.T) {
 
 func indexer(t *testing.T, mds ...*clusterv1alpha1.MachineDeployment) cache.Indexer {
 	t.Helper()
-	i := machines.NewMachineDeploymentInformer(nil, "kube-system").GetIndexer()
+	i := informers.NewMachineDeployments(nil, "kube-system").GetIndexer()
 	for _, m := range mds {
 		if err := i.Add(m); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
@@ -52,7 +53,7 @@ func TestDefaultedProfile(t *testing.T) {
 // rendered from: while an MD waits for its next revision, its revision's.
 func TestDefaultedProfileFollowsTheRevisionsTemplate(t *testing.T) {
 	f := newFixture(t, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"), osp("kube-system", "osp-flatcar", "v1.0.0", "1"))
-	informer := machines.NewMachineSetInformer(&cache.ListWatch{})
+	informer := informers.NewMachineSets(&cache.ListWatch{})
 	f.resolver.cfg.Revisions = machines.NewRevisionTemplates(informer.GetIndexer())
 	m := unnamed(`{"cloudProvider":"aws","operatingSystem":"ubuntu"}`)
 	if err := informer.GetIndexer().Add(machineSet(m, "1", `{"cloudProvider":"aws","operatingSystem":"ubuntu"}`)); err != nil {

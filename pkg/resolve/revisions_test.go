@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
@@ -44,7 +45,7 @@ func machineSet(md *clusterv1alpha1.MachineDeployment, revision, providerSpec st
 func TestRevisionTemplate(t *testing.T) {
 	f := newFixture(t, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"))
 	f.resolver.cfg.Render = providerSpecRenderer
-	informer := machines.NewMachineSetInformer(&cache.ListWatch{})
+	informer := informers.NewMachineSets(&cache.ListWatch{})
 	f.resolver.cfg.Revisions = machines.NewRevisionTemplates(informer.GetIndexer())
 	resolve := func(m *clusterv1alpha1.MachineDeployment) (payload, waiting string) {
 		t.Helper()

@@ -7,12 +7,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
-	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
-	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,11 +18,17 @@ import (
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed/changefeedtest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
 // The benchmarks render the upstream ubuntu profile with the real renderer for
@@ -65,7 +65,7 @@ func (s staticFacts) Current() *facts.Facts { return s.f }
 // benchStorage returns the OSC storage over n MDs with the real resolver,
 // render cache and renderer, without HTTP.
 func benchStorage(b *testing.B, n int) *operatingsystemconfig.REST {
-	mdInformer := machines.NewMachineDeploymentInformer(nil, "kube-system")
+	mdInformer := informers.NewMachineDeployments(nil, "kube-system")
 	feed := changefeedtest.New(0)
 	for _, md := range benchMDs(n) {
 		if err := mdInformer.GetIndexer().Add(md); err != nil {

@@ -1,21 +1,17 @@
 package server
 
 import (
-	"context"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	overlaysv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/overlays/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
-	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
+	overlaylisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
@@ -44,55 +40,66 @@ func newStreams(feed *changefeed.Feed) streams {
 	}
 }
 
-// newProfileInformer returns the informer of OperatingSystemProfiles, whose
-// lists and watches stream sees.
-func newProfileInformer(client versioned.Interface, stream *changefeed.Stream) cache.SharedIndexInformer {
-	profiles := func(namespace string) interface {
-		List(context.Context, metav1.ListOptions) (*ospv1alpha1.OperatingSystemProfileList, error)
-		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
-	} {
-		return client.OperatingsystemmanagerV1alpha1().OperatingSystemProfiles(namespace)
+// wraps make each informer the API renders from a stream of the feed.
+func (s streams) wraps() informers.Streams {
+	return informers.Streams{
+		MachineDeployments: s.machineDeployments.Wrap, MachineSets: s.machineSets.Wrap,
+		Profiles: s.profiles.Wrap, Overlays: s.overlays.Wrap,
+		Tokens: s.tokens.Wrap, FetchTokens: s.fetchTokens.Wrap,
+		Payloads: s.payloads.Wrap, BootReports: s.bootReports.Wrap,
 	}
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return profiles(metav1.NamespaceAll).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return profiles(metav1.NamespaceAll).Watch(ctx, o)
-		},
-	}, client)
-	i := cache.NewSharedIndexInformer(stream.Wrap(lw), &ospv1alpha1.OperatingSystemProfile{}, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.SetTransform(machinecontroller.StripManagedFields)
-	return i
 }
 
-// apiInputs are the informers and facts the API's outputs are rendered from.
-type apiInputs struct {
-	streams     streams
-	mds         machines.Lister
-	resolver    *resolve.Resolver
-	factsSource *facts.Source
+// inputs are what every replica renders from: the informers, the cluster
+// facts, the readers over them and the resolver with its render cache, and
+// the change feed that tells API watchers of every change.
+type inputs struct {
+	informers *informers.Set
+	facts     *facts.Source
+	feed      *changefeed.Feed
+	streams   streams
+	mds       machines.Lister
+	machines  *machines.MachineReader
+	selector  *overlays.Selector
+	resolver  *resolve.Resolver
 	// refresh re-syncs every MD when the facts change.
 	refresh chan struct{}
-
-	machineDeployments, machineSets, profiles, payloads, overlays, bootReports cache.SharedIndexInformer
-	tokens                                                                     *tokens.Informer
-	selector                                                                   *overlays.Selector
-	// machines and nodes are read by the MachineJoin exchange and the boot
-	// reports' step records.
-	machines, nodes cache.SharedIndexInformer
 }
 
-// joinSynced says whether every informer the MachineJoin exchange reads has
-// listed: its own, and the render's (the answer carries the provisioning
-// payload), so a join right after a restart is not answered from a profile
-// or overlay the server has not listed yet.
-func (in apiInputs) joinSynced() bool {
-	return in.machines.HasSynced() && in.nodes.HasSynced() && in.machineSets.HasSynced() &&
-		in.machineDeployments.HasSynced() && in.tokens.HasSynced() &&
-		in.profiles.HasSynced() && in.overlays.HasSynced() && in.payloads.HasSynced()
+func newInputs(cfg Config) (*inputs, error) {
+	factsSource, err := facts.NewSource(cfg.Facts)
+	if err != nil {
+		return nil, err
+	}
+	cl := cfg.Clusters
+	// Every informer the API renders from is a stream of the feed, which
+	// gives the API's resourceVersions: see pkg/changefeed.
+	feed := changefeed.New(cfg.WatchHistory, func() string { return factsVersion(factsSource) })
+	in := &inputs{facts: factsSource, feed: feed, streams: newStreams(feed), refresh: make(chan struct{}, 1)}
+	in.informers = informers.New(informers.Clients{
+		Profiles: cl.Profiles, Worker: cl.Worker, Metadata: cl.Metadata,
+		MachineDeployments: cl.MachineDeployments, MachineSets: cl.MachineSets, Machines: cl.Machines, Nodes: cl.Nodes,
+	}, cfg.ProfileNamespace, in.streams.wraps())
+	set := in.informers
+	in.mds = machines.NewLister(set.MachineDeployments.GetIndexer())
+	in.machines = machines.NewMachineReader(set.Machines.GetIndexer(), set.MachineSets.GetIndexer(), set.Nodes.GetIndexer())
+	in.selector = &overlays.Selector{
+		ServerNamespace: cfg.ProfileNamespace,
+		Overlays:        overlaylisters.NewOperatingSystemProfileOverlayLister(set.Overlays.GetIndexer()),
+	}
+	in.resolver = resolve.New(resolve.Config{
+		ProfileNamespace:  cfg.ProfileNamespace,
+		Profiles:          osplisters.NewOperatingSystemProfileLister(set.Profiles.GetIndexer()),
+		Facts:             factsSource,
+		Tokens:            tokens.NewSource(set.Tokens),
+		Claims:            &machines.Claims{MachineDeployments: in.mds, Secrets: set.Payloads.Lister()},
+		Revisions:         machines.NewRevisionTemplates(set.MachineSets.GetIndexer()),
+		Overlays:          in.selector,
+		Render:            cfg.Render,
+		CacheBytes:        cfg.RenderCacheBytes,
+		ConcurrentRenders: cfg.ConcurrentRenders,
+	})
+	return in, nil
 }
 
 // publishChanges tells API watchers of every change of an output's inputs:
@@ -100,16 +107,17 @@ func (in apiInputs) joinSynced() bool {
 // them, their tokens, the payload
 // Secrets whose owners decide shared names, and the shared facts (which also
 // re-sync every MD through refresh).
-func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
+func (in *inputs) publishChanges() error {
 	claimsOnMDs, claimsOnSecrets := changefeed.Claims(in.mds)
-	if _, err := in.machineDeployments.AddEventHandler(in.streams.machineDeployments.Handler(
+	set := in.informers
+	if _, err := set.MachineDeployments.AddEventHandler(in.streams.machineDeployments.Handler(
 		changefeed.Combine(changefeed.MachineDeployments(), claimsOnMDs))); err != nil {
 		return err
 	}
-	if _, err := in.payloads.AddEventHandler(in.streams.payloads.Handler(claimsOnSecrets)); err != nil {
+	if _, err := set.Payloads.Informer().AddEventHandler(in.streams.payloads.Handler(claimsOnSecrets)); err != nil {
 		return err
 	}
-	if _, err := in.machineDeployments.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := set.MachineDeployments.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
@@ -121,22 +129,22 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 	}); err != nil {
 		return err
 	}
-	if _, err := in.profiles.AddEventHandler(in.streams.profiles.Handler(changefeed.Profiles(in.mds))); err != nil {
+	if _, err := set.Profiles.AddEventHandler(in.streams.profiles.Handler(changefeed.Profiles(in.mds))); err != nil {
 		return err
 	}
-	if _, err := in.machineSets.AddEventHandler(in.streams.machineSets.Handler(changefeed.MachineSets(in.mds))); err != nil {
+	if _, err := set.MachineSets.AddEventHandler(in.streams.machineSets.Handler(changefeed.MachineSets(in.mds))); err != nil {
 		return err
 	}
 	if err := in.publishOverlays(); err != nil {
 		return err
 	}
-	if _, err := in.tokens.Informer().AddEventHandler(in.streams.tokens.Handler(tokenChanges(in.mds))); err != nil {
+	if _, err := set.Tokens.Informer().AddEventHandler(in.streams.tokens.Handler(tokenChanges(in.mds))); err != nil {
 		return err
 	}
-	if _, err := in.tokens.FetchInformer().AddEventHandler(in.streams.fetchTokens.Handler(tokenChanges(in.mds))); err != nil {
+	if _, err := set.Tokens.FetchInformer().AddEventHandler(in.streams.fetchTokens.Handler(tokenChanges(in.mds))); err != nil {
 		return err
 	}
-	if _, err := in.bootReports.AddEventHandler(in.streams.bootReports.Handler(
+	if _, err := set.BootReports.Informer().AddEventHandler(in.streams.bootReports.Handler(
 		changefeed.MachineReports(in.mds, bootreports.SummaryChanged))); err != nil {
 		return err
 	}
@@ -145,13 +153,13 @@ func (in apiInputs) publishChanges(feed *changefeed.Feed) error {
 		if err != nil {
 			klog.ErrorS(err, "Failed to tell watchers that every MachineDeployment changed")
 		}
-		feed.PublishFacts(factsVersion(in.factsSource), users)
+		in.feed.PublishFacts(factsVersion(in.facts), users)
 	}
 	// The first facts too: every output was pending until then.
-	in.factsSource.OnReady(publishFacts)
+	in.facts.OnReady(publishFacts)
 	// Or the first attempt found none: positions may be issued, with noFacts.
-	in.factsSource.OnFirstFailure(feed.Wake)
-	in.factsSource.OnChange(func() {
+	in.facts.OnFirstFailure(in.feed.Wake)
+	in.facts.OnChange(func() {
 		publishFacts()
 		select {
 		case in.refresh <- struct{}{}:
@@ -185,4 +193,14 @@ func factsVersion(s *facts.Source) string {
 // token changes only its expiration.
 func tokenChanges(mds machines.Lister) changefeed.Changes {
 	return changefeed.Owned(mds, tokens.ValueChanged)
+}
+
+// publishOverlays tells API watchers of the MDs an overlay selected or
+// selects when it changes.
+func (in *inputs) publishOverlays() error {
+	_, err := in.informers.Overlays.AddEventHandler(in.streams.overlays.Handler(changefeed.Overlays(
+		func(o *overlaysv1alpha1.OperatingSystemProfileOverlay) ([]*clusterv1alpha1.MachineDeployment, error) {
+			return in.selector.MachineDeployments(o, in.mds)
+		})))
+	return err
 }

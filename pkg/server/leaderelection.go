@@ -29,10 +29,17 @@ type LeaderElection struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
-// runLeaderElected calls run whenever this replica leads, with a context that
-// ends when leadership is lost, and stands for election again afterwards, until
-// ctx is done. run must return when its context ends.
-func runLeaderElected(ctx context.Context, le LeaderElection, run func(context.Context)) error {
+// runLeaderElected runs the controllers whenever this replica leads, with a
+// context that ends when leadership is lost, and stands for election again
+// afterwards, until ctx is done. A configuration error is logged: the API
+// keeps serving through it.
+func runLeaderElected(ctx context.Context, le LeaderElection, controllers []leaderController) {
+	if err := leaderElected(ctx, le, func(ctx context.Context) { runLeaderControllers(ctx, controllers) }); err != nil {
+		klog.FromContext(ctx).Error(err, "Leader election stopped")
+	}
+}
+
+func leaderElected(ctx context.Context, le LeaderElection, run func(context.Context)) error {
 	logger := klog.FromContext(ctx)
 	if !le.Enabled {
 		run(ctx)

@@ -1,8 +1,11 @@
-// Package server builds osm-apiserver in one place: Config → Complete → New
-// makes every informer, the cluster facts, the resolver and its render cache,
-// the change feed, the REST storages of osm.k8c.io and the leader-elected
-// syncer, and starts them in one post-start hook. cmd/osm-apiserver turns flags
-// into a Config; the end-to-end tests use the same constructor.
+// Package server builds osm-apiserver in one place: Config → Complete → New.
+// New builds the inputs every replica renders from (inputs.go: the informers
+// of pkg/informers, the cluster facts, the resolver and its render cache, the
+// change feed), installs the REST storages of osm.k8c.io served from them
+// (controllers.go), and lists the controllers only the elected leader runs
+// (leader.go, leaderelection.go); one post-start hook starts them all.
+// cmd/osm-apiserver turns flags into a Config; the end-to-end tests use the
+// same constructor.
 package server
 
 import (
@@ -10,39 +13,24 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
-	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
-	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
-	osplisters "github.com/osm-apiserver/osm-apiserver/pkg/generated/listers/operatingsystemmanager/v1alpha1"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/bootreport"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/machinejoin"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/profilereview"
-	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
-	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // Config is the whole configuration of osm-apiserver.
@@ -129,12 +117,12 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	c.Profiles, errs[0] = versioned.NewForConfig(management)
 	c.Management, errs[1] = kubernetes.NewForConfig(management)
 	c.Worker, errs[2] = kubernetes.NewForConfig(w)
-	c.MachineDeployments, errs[3] = machines.NewMachineDeploymentListWatch(worker)
-	c.MachineSets, errs[4] = machines.NewMachineSetListWatch(worker)
-	c.Machines, errs[5] = machines.NewMachineListWatch(worker)
+	c.MachineDeployments, errs[3] = informers.MachineDeploymentListWatch(worker)
+	c.MachineSets, errs[4] = informers.MachineSetListWatch(worker)
+	c.Machines, errs[5] = informers.MachineListWatch(worker)
 	c.Metadata, errs[6] = metadata.NewForConfig(worker)
 	if errs[6] == nil {
-		c.Nodes = machines.NewNodeListWatch(c.Metadata)
+		c.Nodes = informers.NodeListWatch(c.Metadata)
 	}
 	c.Reports, errs[7] = kubernetes.NewForConfig(r)
 	c.WorkerConfig = worker
@@ -192,181 +180,50 @@ func (c *Config) Complete() CompletedConfig {
 	return CompletedConfig{&completedConfig{generic: c.Generic.Complete(), cfg: cfg}}
 }
 
-// Server is osm-apiserver: the API and the syncer.
+// Server is osm-apiserver: the API and the leader's controllers.
 type Server struct {
 	generic *genericapiserver.GenericAPIServer
 }
 
-// New builds osm-apiserver.
+// New builds osm-apiserver: the inputs every replica watches, the API group
+// osm.k8c.io served from them, readiness, and the controllers the leader runs.
 func (c completedConfig) New() (*Server, error) {
 	cfg := c.cfg
-	cl := cfg.Clusters
-	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil ||
-		cl.Machines == nil || cl.Nodes == nil || cl.Metadata == nil {
-		return nil, errors.New("osm-apiserver needs clients of the management and worker clusters")
+	if err := cfg.Clusters.validate(); err != nil {
+		return nil, err
 	}
 	metrics.Register()
 	generic, err := c.generic.New("osm-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
 	}
-
-	factsSource, err := facts.NewSource(cfg.Facts)
+	in, err := newInputs(cfg)
 	if err != nil {
 		return nil, err
 	}
-	// Every informer the API renders from is a stream of the feed, which
-	// gives the API's resourceVersions: see pkg/changefeed.
-	feed := changefeed.New(cfg.WatchHistory, func() string { return factsVersion(factsSource) })
-	streams := newStreams(feed)
-	mdInformer := machines.NewMachineDeploymentInformer(streams.machineDeployments.Wrap(cl.MachineDeployments), cfg.ProfileNamespace)
-	mds := machines.NewLister(mdInformer.GetIndexer())
-	msInformer := machines.NewMachineSetInformer(streams.machineSets.Wrap(cl.MachineSets))
-	ospInformer := newProfileInformer(cl.Profiles, streams.profiles)
-	overlayInformer := newOverlayInformer(cl.Profiles, streams.overlays)
-	selector := newOverlaySelector(overlayInformer, cfg.ProfileNamespace)
-	tokenInformer := tokens.NewInformer(cl.Worker, tokens.Wrap{Bootstrap: streams.tokens.Wrap, Fetch: streams.fetchTokens.Wrap})
-	payloadInformer := syncer.NewPayloadInformer(cl.Worker, streams.payloads.Wrap)
-	reportInformer := bootreports.NewInformer(cl.Metadata, streams.bootReports.Wrap)
-	// Machines and Nodes are no input of a render: no streams of the feed.
-	machineInformer := machines.NewMachineInformer(cl.Machines)
-	nodeInformer := machines.NewNodeInformer(cl.Nodes)
-	machineReader := machines.NewMachineReader(machineInformer.GetIndexer(), msInformer.GetIndexer(), nodeInformer.GetIndexer())
-	resolver := resolve.New(resolve.Config{
-		ProfileNamespace:  cfg.ProfileNamespace,
-		Profiles:          osplisters.NewOperatingSystemProfileLister(ospInformer.GetIndexer()),
-		Facts:             factsSource,
-		Tokens:            tokens.NewSource(tokenInformer),
-		Claims:            &machines.Claims{MachineDeployments: mds, Secrets: payloadInformer.Lister()},
-		Revisions:         machines.NewRevisionTemplates(msInformer.GetIndexer()),
-		Overlays:          selector,
-		Render:            cfg.Render,
-		CacheBytes:        cfg.RenderCacheBytes,
-		ConcurrentRenders: cfg.ConcurrentRenders,
-	})
-	// Every input of an output publishes its change to API watchers; the
-	// syncer has handlers of its own.
-	refresh := make(chan struct{}, 1)
-	inputs := apiInputs{
-		streams: streams, mds: mds, resolver: resolver, factsSource: factsSource, refresh: refresh,
-		machineDeployments: mdInformer, machineSets: msInformer, profiles: ospInformer, tokens: tokenInformer,
-		payloads: payloadInformer.Informer(), overlays: overlayInformer, selector: selector,
-		bootReports: reportInformer.Informer(), machines: machineInformer, nodes: nodeInformer,
-	}
-	if err := inputs.publishChanges(feed); err != nil {
+	if err := in.publishChanges(); err != nil {
 		return nil, err
 	}
-
-	exchange := &nodejoin.Exchange{
-		Callers:            tokens.NewSource(tokenInformer),
-		MachineDeployments: mds,
-		Machines:           machineReader,
-		Resolver:           resolver,
-		Facts:              factsSource,
-		Issuer:             &nodejoin.Issuer{Client: cl.Worker, TTL: cfg.MachineJoin.CredentialTTL, RetryWindow: cfg.MachineJoin.RetryWindow},
-		Synced:             inputs.joinSynced,
-	}
 	events := record.NewBroadcaster()
-	info := registry.Build(registry.Storages{
-		Configs:      operatingsystemconfig.NewREST(mds, resolver, feed, reportInformer),
-		Payloads:     provisioningpayload.NewREST(mds, resolver, feed),
-		MachineJoins: machinejoin.NewREST(exchange),
-		ProfileReviews: profilereview.NewREST(profilereview.Config{
-			ProfileNamespace: cfg.ProfileNamespace, MachineDeployments: mds, Resolver: resolver, Overlays: selector,
-			Authorizer: c.generic.Authorization.Authorizer, Feed: feed,
-		}),
-		BootReports: bootreport.NewREST(cl.Worker.CoreV1().Secrets(bootreports.Namespace)),
-		BootReportSteps: bootreport.NewStepREST(bootreport.StepConfig{
-			Secrets:            cl.Reports.CoreV1().Secrets(bootreports.Namespace),
-			Caller:             tokens.NewSource(tokenInformer).CallerMachineDeployment,
-			MachineDeployments: mds,
-			Machines:           machineReader,
-			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
-		}),
-	})
+	info := registry.Build(in.storages(cfg, c.generic.Authorization.Authorizer, events))
 	if err := generic.InstallAPIGroup(&info); err != nil {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
-	upstream := &upstreamCheck{management: cl.Management}
-	if cl.Separate {
-		upstream.worker = cl.Worker
-	}
-	if err := generic.AddReadyzChecks(inputs.readiness(feed), upstream); err != nil {
+	upstream := newUpstreamCheck(cfg.Clusters)
+	if err := generic.AddReadyzChecks(in.readiness(), upstream); err != nil {
 		return nil, err
 	}
-
-	sc := syncer.Config{
-		Client:             cl.Worker,
-		MachineDeployments: mdInformer,
-		MachineSets:        msInformer,
-		Machines:           machineReader,
-		MachineInformer:    machineInformer,
-		Profiles:           ospInformer,
-		Overlays:           overlayInformer,
-		OverlayClient:      cl.Profiles.OverlaysV1alpha1(),
-		OverlaySelector:    selector,
-		Tokens:             tokenInformer,
-		Payloads:           payloadInformer,
-		BootReports:        reportInformer,
-		BootReportTTL:      cfg.Syncer.BootReportTTL,
-		Resolver:           resolver,
-		Facts:              factsSource,
-		Refresh:            refresh,
-		ProfileNamespace:   cfg.ProfileNamespace,
-		TokenTTL:           cfg.Syncer.TokenTTL,
-		TokenRenewBefore:   cfg.Syncer.TokenRenewBefore,
-		Workers:            cfg.Syncer.Workers,
-		ResyncPeriod:       cfg.Syncer.ResyncPeriod,
-	}
-	var installer *defaultosps.Installer
-	if cfg.InstallDefaultOSPs {
-		if installer, err = defaultosps.NewInstaller(cl.Profiles.OperatingsystemmanagerV1alpha1(), cfg.ProfileNamespace); err != nil {
-			return nil, err
-		}
-	}
-	joinController := nodejoin.ControllerConfig{
-		Client: cl.Worker, Machines: machineReader, MachineInformer: machineInformer, NodeInformer: nodeInformer, TTL: cfg.MachineJoin.CredentialTTL,
+	leaders, err := in.leaderControllers(cfg)
+	if err != nil {
+		return nil, err
 	}
 	generic.AddPostStartHookOrDie("start-osm", func(hook genericapiserver.PostStartHookContext) error {
 		ctx := hook.Context
-		go ospInformer.RunWithContext(ctx)
-		go overlayInformer.RunWithContext(ctx)
-		go mdInformer.RunWithContext(ctx)
-		go msInformer.RunWithContext(ctx)
-		go machineInformer.RunWithContext(ctx)
-		go nodeInformer.RunWithContext(ctx)
-		tokenInformer.Start(ctx.Done())
-		payloadInformer.Start(ctx.Done())
-		reportInformer.Start(ctx.Done())
-		// Warning Events of failed boot steps, from whichever replica took the record.
-		events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cl.Worker.CoreV1().Events("")})
-		go func() {
-			<-ctx.Done()
-			events.Shutdown()
-		}()
-		factsSource.Start(ctx)
+		in.informers.Start(ctx)
+		in.facts.Start(ctx)
+		recordEvents(ctx, events, cfg.Clusters.Worker)
 		go upstream.run(ctx)
-		leaders := []leaderController{
-			{name: "syncer", run: func(ctx context.Context) error {
-				c, err := syncer.New(sc)
-				if err != nil {
-					return err
-				}
-				return c.Run(ctx)
-			}},
-			{name: "machine-join", run: nodejoin.NewController(joinController).Run},
-		}
-		if installer != nil {
-			leaders = append(leaders, leaderController{name: "default-profiles", run: func(ctx context.Context) error {
-				installer.Run(ctx)
-				return nil
-			}})
-		}
-		go func() {
-			if err := runLeaderElected(ctx, cfg.LeaderElection, func(ctx context.Context) { runLeaderControllers(ctx, leaders) }); err != nil {
-				klog.ErrorS(err, "Leader election stopped")
-			}
-		}()
+		go runLeaderElected(ctx, cfg.LeaderElection, leaders)
 		return nil
 	})
 	return &Server{generic: generic}, nil
@@ -380,11 +237,11 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
 
-// eventScheme of the API's Events: they are recorded against hand-built
-// references to MachineDeployments, so it needs no types.
-var eventScheme = runtime.NewScheme()
-
-func sorted(s []string) []string {
-	slices.Sort(s)
-	return s
+// validate says whether every client New needs is there.
+func (cl Clusters) validate() error {
+	if cl.Profiles == nil || cl.Management == nil || cl.Worker == nil || cl.MachineDeployments == nil || cl.MachineSets == nil ||
+		cl.Machines == nil || cl.Nodes == nil || cl.Metadata == nil {
+		return errors.New("osm-apiserver needs clients of the management and worker clusters")
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	overlaysclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned/typed/overlays/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
@@ -31,9 +32,9 @@ type Config struct {
 	// namespace in the cluster of the MachineDeployments (the worker cluster).
 	// Give it a QPS that allows ~10 writes per MachineDeployment.
 	Client kubernetes.Interface
-	// MachineDeployments is the informer of machines.NewMachineDeploymentInformer.
+	// MachineDeployments is the informer of informers.NewMachineDeployments.
 	MachineDeployments cache.SharedIndexInformer
-	// MachineSets is the informer of machines.NewMachineSetInformer;
+	// MachineSets is the informer of informers.NewMachineSets;
 	// nil if MachineSets are not watched.
 	MachineSets cache.SharedIndexInformer
 	// Machines reads the Machines of an MD and whether they joined, and
@@ -54,7 +55,7 @@ type Config struct {
 	// Tokens is the informer of the tokens the syncer keeps.
 	Tokens *tokens.Informer
 	// Payloads is the informer of the Secrets the syncer writes.
-	Payloads *PayloadInformer
+	Payloads *informers.Payloads
 	// BootReports is the informer of the machines' boot reports: a report
 	// goes with its Machine (MachineInformer), its MachineDeployment, or
 	// after BootReportTTL.

@@ -7,11 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
-	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
-	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
-
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +18,11 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // Controller syncs MachineDeployments into Secrets. Build one per leadership
@@ -74,7 +74,7 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "osm_syncer"}),
 		mds:      machines.NewLister(cfg.MachineDeployments.GetIndexer()),
-		payloads: corev1listers.NewSecretLister(cfg.Payloads.informer.GetIndexer()),
+		payloads: cfg.Payloads.Lister(),
 		source:   tokens.NewSource(cfg.Tokens),
 		tokens: &tokens.Manager{
 			Client:      cfg.Client,
@@ -127,7 +127,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	logger := klog.FromContext(ctx).WithName("syncer")
 	ctx = klog.NewContext(ctx, logger)
-	defer c.owned.shutdown()
+	defer c.owned.Shutdown()
 	ctx, cancel := context.WithCancel(ctx) // stops the owned informers before shutdown waits for them
 	defer cancel()
 
@@ -136,7 +136,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.owned.start(ctx)
+	c.owned.Start(ctx)
 	// The namespace and the syncer's access to it first: the informers of its
 	// contents wait for them.
 	for _, m := range managedNamespaces {

@@ -3,14 +3,13 @@ package syncer
 import (
 	"fmt"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
 type handler struct {
@@ -58,16 +57,16 @@ func (c *Controller) addHandlers() ([]handler, error) {
 		{c.cfg.Tokens.Informer(), ownedHandler(c.onOwned)},
 		{c.cfg.Tokens.FetchInformer(), ownedHandler(c.onOwned)},
 		// A payload Secret gone lets another MD of the same names take them.
-		{c.cfg.Payloads.informer, cache.ResourceEventHandlerFuncs{
+		{c.cfg.Payloads.Informer(), cache.ResourceEventHandlerFuncs{
 			UpdateFunc: onChange(c.onOwned),
 			DeleteFunc: c.onPayloadDeleted,
 		}},
-		{c.owned.serviceAccounts, ownedHandler(c.onOwned)},
-		{c.owned.roles, ownedHandler(c.onOwnedAccess)},
-		{c.owned.roleBindings, ownedHandler(c.onOwnedAccess)},
+		{c.owned.ServiceAccounts, ownedHandler(c.onOwned)},
+		{c.owned.Roles, ownedHandler(c.onOwnedAccess)},
+		{c.owned.RoleBindings, ownedHandler(c.onOwnedAccess)},
 	}
 	for _, m := range managedNamespaces {
-		pairs = append(pairs, pair{c.owned.namespace[m.name], cache.ResourceEventHandlerFuncs{
+		pairs = append(pairs, pair{c.owned.Namespaces[m.name], cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.onNamespace,
 			UpdateFunc: func(_, cur any) { c.onNamespace(cur) }, // rare; resyncs are off
 			DeleteFunc: c.onNamespace,
@@ -196,7 +195,7 @@ func (c *Controller) onNamespace(obj any) {
 		obj = d.Obj
 	}
 	if m, err := meta.Accessor(obj); err == nil {
-		if _, managed := c.owned.namespace[m.GetName()]; managed {
+		if _, managed := c.owned.Namespaces[m.GetName()]; managed {
 			c.namespaceQueue.Add(m.GetName())
 		}
 	}

@@ -10,15 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
-	"github.com/osm-apiserver/osm-apiserver/pkg/render"
-	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
-	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
-	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +23,14 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens/tokenstest"
 )
 
 // fakeResolver renders "<osp version> <md revision> <tokens>" for every MD whose
@@ -116,6 +115,7 @@ type harness struct {
 	recorder *record.FakeRecorder
 	renderer *fakeResolver
 	tokens   *tokens.Informer
+	payloads *informers.Payloads
 	// controller is the syncer under test.
 	controller *Controller
 }
@@ -131,10 +131,11 @@ func start(t *testing.T, mutate func(*Config)) *harness {
 		osps:     fcache.NewFakeControllerSource(),
 		recorder: record.NewFakeRecorder(100),
 	}
-	mdInformer := machines.NewMachineDeploymentInformer(h.mds, "kube-system")
+	mdInformer := informers.NewMachineDeployments(h.mds, "kube-system")
 	ospInformer := cache.NewSharedIndexInformer(h.osps, &ospv1alpha1.OperatingSystemProfile{}, 0, cache.Indexers{})
-	h.tokens = tokens.NewInformer(h.client)
-	payloads := NewPayloadInformer(h.client)
+	h.tokens = informers.NewTokens(h.client, nil, nil)
+	payloads := informers.NewPayloads(h.client, nil)
+	h.payloads = payloads
 	h.renderer = &fakeResolver{profiles: ospInformer.GetIndexer(), tokens: tokens.NewSource(h.tokens)}
 	cfg := Config{
 		Client:             h.client,

@@ -10,6 +10,7 @@ import (
 	fcache "k8s.io/client-go/tools/cache/testing"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
@@ -106,8 +107,8 @@ func TestSwitchToMachineJoinKeepsCompatibilityObjectsUntilMachinesJoined(t *test
 	machineSource := fcache.NewFakeControllerSource()
 	sets := fcache.NewFakeControllerSource()
 	t.Cleanup(func() { machineSource.Shutdown(); sets.Shutdown() })
-	machineInformer := machines.NewMachineInformer(machineSource)
-	setInformer := machines.NewMachineSetInformer(sets)
+	machineInformer := informers.NewMachines(machineSource)
+	setInformer := informers.NewMachineSets(sets)
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	go machineInformer.Run(stop)

@@ -17,8 +17,8 @@ import (
 	fcache "k8s.io/client-go/tools/cache/testing"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // report is the metadata of machine's report, of an MD of kube-system,
@@ -63,8 +63,8 @@ func TestBootReportsAreCollected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	machineInformer := machines.NewMachineInformer(machineSource)
-	reports := bootreports.NewInformer(meta)
+	machineInformer := informers.NewMachines(machineSource)
+	reports := informers.NewBootReports(meta, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go machineInformer.RunWithContext(ctx)

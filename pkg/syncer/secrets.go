@@ -5,9 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
-	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
-
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
 // payloadSecret returns the Secret machine-controller reads for one payload.
@@ -125,7 +125,7 @@ func wrapWrite(err error, verb string, s *corev1.Secret) error {
 }
 
 // sameSecret compares a Secret from the API or the cache (where user-data is
-// only a digest, see digestPayload) with the one we want.
+// only a digest, see informers.PayloadDigest) with the one we want.
 func sameSecret(got, want *corev1.Secret) bool {
 	if len(got.Data) != len(want.Data) || !subset(want.Labels, got.Labels) || !subset(want.Annotations, got.Annotations) {
 		return false
@@ -137,7 +137,7 @@ func sameSecret(got, want *corev1.Secret) bool {
 			}
 			continue
 		}
-		if d, ok := got.Data[k+digestKeySuffix]; !ok || string(d) != sha256Hex(v) {
+		if d, ok := informers.PayloadDigest(got, k); !ok || d != informers.DigestOf(v) {
 			return false
 		}
 	}

@@ -22,9 +22,9 @@ import (
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
+	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
-	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
@@ -46,7 +46,10 @@ func (h *harness) payloadOf(ref machinecontroller.Ref, kind osm.PayloadType) (*c
 	return h.secret(machinecontroller.CloudInitSettingsNamespace, machinecontroller.SecretName(ref.Name, ref.Namespace, kind))
 }
 
-// waitOwner waits until both payload Secrets of ref's names belong to owner.
+// waitOwner waits until both payload Secrets of ref's names belong to owner,
+// in the cluster and in the syncer's cache, which decides who owns shared
+// names: before the cache has them, an MD that comes next is judged as if
+// the names were free.
 func (h *harness) waitOwner(ref, owner machinecontroller.Ref) {
 	h.t.Helper()
 	h.eventually("payload secrets of "+owner.String(), func() (bool, error) {
@@ -55,8 +58,14 @@ func (h *harness) waitOwner(ref, owner machinecontroller.Ref) {
 			if err != nil {
 				return false, nil
 			}
-			if got, ok := machinecontroller.Owner(s); !ok || got != owner {
+			cached, err := h.payloads.Lister().Secrets(s.Namespace).Get(s.Name)
+			if err != nil {
 				return false, nil
+			}
+			for _, s := range []*corev1.Secret{s, cached} {
+				if got, ok := machinecontroller.Owner(s); !ok || got != owner {
+					return false, nil
+				}
 			}
 		}
 		return true, nil
@@ -129,7 +138,7 @@ func TestFirstOwnerKeepsItsSecrets(t *testing.T) {
 // creates its own, and leaves it alone.
 func TestStaleCacheNeverOverwritesAnotherMDsSecret(t *testing.T) {
 	client := machinecontrollertest.NewClientset()
-	mdInformer := machines.NewMachineDeploymentInformer(fcache.NewFakeControllerSource(), "kube-system")
+	mdInformer := informers.NewMachineDeployments(fcache.NewFakeControllerSource(), "kube-system")
 	older, younger := mdAt(pool, 100), mdAt(poolTeam, 200)
 	for _, md := range []*clusterv1alpha1.MachineDeployment{older, younger} {
 		if err := mdInformer.GetIndexer().Add(md); err != nil {
@@ -139,7 +148,7 @@ func TestStaleCacheNeverOverwritesAnotherMDsSecret(t *testing.T) {
 	c, err := New(Config{
 		Client: client, MachineDeployments: mdInformer,
 		Profiles: cache.NewSharedIndexInformer(fcache.NewFakeControllerSource(), &ospv1alpha1.OperatingSystemProfile{}, 0, cache.Indexers{}),
-		Tokens:   tokens.NewInformer(client), Payloads: NewPayloadInformer(client),
+		Tokens:   informers.NewTokens(client, nil, nil), Payloads: informers.NewPayloads(client, nil),
 		Resolver: &fakeResolver{}, Facts: newFakeFacts("ca"), Recorder: record.NewFakeRecorder(10),
 	})
 	if err != nil {

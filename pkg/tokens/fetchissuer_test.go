@@ -34,7 +34,7 @@ func newIssuerHarness(t *testing.T, ttl, renewBefore time.Duration) *issuerHarne
 	h := &issuerHarness{t: t, client: machinecontrollertest.NewClientset(), now: epoch}
 	clock := func() time.Time { return h.now }
 	tokenstest.IssueTokens(h.client, clock)
-	tokenInformer := NewInformer(h.client)
+	tokenInformer := newTestInformer(h.client)
 	accounts := informers.NewSharedInformerFactoryWithOptions(h.client, 0, informers.WithNamespace(FetchNamespace))
 	saInformer := accounts.Core().V1().ServiceAccounts()
 	saLister := saInformer.Lister()

@@ -2,8 +2,6 @@ package tokens
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -19,42 +17,10 @@ type Informer struct {
 	fetch     cache.SharedIndexInformer
 }
 
-// Wrap wraps the list-watches of the two informers (the API's change feed
-// watches what each lists and watches); a nil function leaves one as it is.
-type Wrap struct {
-	Bootstrap, Fetch func(cache.ListerWatcher) cache.ListerWatcher
-}
-
-// NewInformer returns the informer of our tokens in the cluster of client.
-func NewInformer(client kubernetes.Interface, wrap ...Wrap) *Informer {
-	fetchSelector := labels.SelectorFromSet(labels.Set{
-		machinecontroller.ManagedByLabel: machinecontroller.ManagedByValue,
-		machinecontroller.PurposeLabel:   PurposeFetch,
-	}).String()
-	bootstrapLW := machinecontroller.NewSecretListWatch(client, Namespace, machinecontroller.ManagedSelector().String())
-	fetchLW := machinecontroller.NewSecretListWatch(client, FetchNamespace, fetchSelector)
-	for _, w := range wrap {
-		if w.Bootstrap != nil {
-			bootstrapLW = w.Bootstrap(bootstrapLW)
-		}
-		if w.Fetch != nil {
-			fetchLW = w.Fetch(fetchLW)
-		}
-	}
-	i := &Informer{
-		bootstrap: cache.NewSharedIndexInformer(bootstrapLW, &corev1.Secret{}, 0, indexers()),
-		fetch:     cache.NewSharedIndexInformer(fetchLW, &corev1.Secret{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}),
-	}
-	// Setting a transform on an informer that has not started cannot fail.
-	_ = i.bootstrap.SetTransform(machinecontroller.StripManagedFields)
-	_ = i.fetch.SetTransform(machinecontroller.StripManagedFields)
-	return i
-}
-
-// Start runs the informers until stop closes.
-func (i *Informer) Start(stop <-chan struct{}) {
-	go i.bootstrap.Run(stop)
-	go i.fetch.Run(stop)
+// FromInformers reads the informers of the bootstrap tokens (indexed by
+// Indexers) and of the fetch tokens (pkg/informers.NewTokens builds them).
+func FromInformers(bootstrap, fetch cache.SharedIndexInformer) *Informer {
+	return &Informer{bootstrap: bootstrap, fetch: fetch}
 }
 
 // HasSynced says whether both informers have listed once.
@@ -101,7 +67,8 @@ func ValueChanged(old, cur any) bool {
 // purpose: an MD's token is found in one step, whatever its ID.
 const ownerIndex = "osm-owner-purpose"
 
-func indexers() cache.Indexers {
+// Indexers are the indexes of the bootstrap tokens' informer.
+func Indexers() cache.Indexers {
 	return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, ownerIndex: ownerIndexFunc}
 }
 
@@ -119,4 +86,11 @@ func ownerIndexFunc(obj any) ([]string, error) {
 		return nil, nil
 	}
 	return []string{ownerKey(ref, s.Labels[machinecontroller.PurposeLabel])}, nil
+}
+
+// Start runs both informers until stop closes (pkg/informers.Set starts
+// them in the server; tests start them here).
+func (i *Informer) Start(stop <-chan struct{}) {
+	go i.bootstrap.Run(stop)
+	go i.fetch.Run(stop)
 }

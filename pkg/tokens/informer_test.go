@@ -44,7 +44,7 @@ func TestValueChanged(t *testing.T) {
 // The fetch informer follows the MD's fetch token Secret in its namespace.
 func TestFetchInformerFollowsTheFetchToken(t *testing.T) {
 	client := machinecontrollertest.NewClientset()
-	s := NewInformer(client)
+	s := newTestInformer(client)
 	stop := make(chan struct{})
 	defer close(stop)
 	s.Start(stop)

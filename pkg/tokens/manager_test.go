@@ -24,7 +24,7 @@ var (
 func setup(t *testing.T, now time.Time, existing ...*corev1.Secret) (*Manager, *fake.Clientset) {
 	t.Helper()
 	client := machinecontrollertest.NewClientset()
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, Indexers())
 	for _, s := range existing {
 		if _, err := client.CoreV1().Secrets(s.Namespace).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -210,7 +210,7 @@ func TestSquattedIDsFallBackToARandomID(t *testing.T) {
 	}
 
 	// Once the cache has it, Lookup finds it, and DeletePurpose removes only it.
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, Indexers())
 	for i := range list.Items {
 		if err := indexer.Add(&list.Items[i]); err != nil {
 			t.Fatal(err)

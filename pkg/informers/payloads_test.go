@@ -1,4 +1,4 @@
-package syncer
+package informers
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 
 // The payload Secret informer holds whole Secrets: neither the fetch tokens
 // (the token informer's) nor the boot reports (kept as metadata only).
-func TestPayloadInformerLeavesReportsAndFetchTokensOut(t *testing.T) {
+func TestPayloadsLeaveReportsAndFetchTokensOut(t *testing.T) {
 	selector, err := labels.Parse(payloadSelector)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
 	// Registers client-go's workqueue metrics (depth, adds, latency, retries),
 	// labelled with the queue's name.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"

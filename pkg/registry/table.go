@@ -6,8 +6,55 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
+
+// ConvertToTable is the body of a rest.TableConvertor for a resource whose
+// objects are *O and lists L: an object gives one row, a list one row per
+// item in order and its list metadata (resourceVersion, continue token,
+// remaining item count), so that paging through `kubectl get` works.
+func ConvertToTable[O any, PO interface {
+	*O
+	runtime.Object
+	metav1.Object
+}, L interface {
+	runtime.Object
+	metav1.ListInterface
+}](resource schema.GroupResource, columns []metav1.TableColumnDefinition, object runtime.Object, items func(L) []O, row func(PO) metav1.TableRow) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: columns}
+	switch t := object.(type) {
+	case PO:
+		table.ResourceVersion = t.GetResourceVersion()
+		table.Rows = []metav1.TableRow{row(t)}
+	case L:
+		table.ResourceVersion = t.GetResourceVersion()
+		table.Continue = t.GetContinue()
+		table.RemainingItemCount = t.GetRemainingItemCount()
+		its := items(t)
+		// Not nil for an empty list: the rows of a Table are [], not null.
+		table.Rows = make([]metav1.TableRow, 0, len(its))
+		for i := range its {
+			table.Rows = append(table.Rows, row(&its[i]))
+		}
+	default:
+		return nil, UnexpectedObject(resource, object)
+	}
+	return table, nil
+}
+
+// ObjectTable is the body of a rest.TableConvertor for a resource that has
+// no lists and whose objects, PO, give rows of their own (a review: a row
+// per MachineDeployment it answers for). It sets no resourceVersion: such
+// objects are not stored.
+func ObjectTable[PO runtime.Object](resource schema.GroupResource, columns []metav1.TableColumnDefinition, object runtime.Object, rows func(PO) []metav1.TableRow) (*metav1.Table, error) {
+	o, ok := object.(PO)
+	if !ok {
+		return nil, UnexpectedObject(resource, object)
+	}
+	return &metav1.Table{ColumnDefinitions: columns, Rows: rows(o)}, nil
+}
 
 // Age formats a creation time as kubectl does.
 func Age(t metav1.Time) string {

@@ -10,9 +10,10 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
 
-// fillData sets the template data that comes from the MachineDeployment, the
-// cluster and the node options.
-func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
+// parseData sets the template data that is parsed or generated from the
+// MachineDeployment and the node options: the steps that can fail, and the
+// cloud-config, which a view replaces.
+func parseData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	md := in.MachineDeployment
 	semver, kubeVersion, err := kubeletVersion(md)
 	if err != nil {
@@ -24,14 +25,18 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	if d.ClusterDNSIPs, err = parseIPs(in.Node.ClusterDNSIPs); err != nil {
 		return err
 	}
-	n, c := &in.Node, &in.Cluster
-
 	d.KubeVersion = kubeVersion
+	d.CloudConfig, err = cloudConfig(pc, semver, in.Node.ExternalCloudProvider)
+	return err
+}
+
+// fillData sets the rest of the template data, copied from the
+// MachineDeployment, the cluster facts and the node options.
+func fillData(d *templateData, in *Input, pc *providerconfig.Config) {
+	md := in.MachineDeployment
+	n, c := &in.Node, &in.Cluster
 	d.InTreeCCMAvailable = hasInTreeCloudProvider(pc.CloudProvider, n.ExternalCloudProvider)
 	d.ExternalCloudProvider = n.ExternalCloudProvider
-	if d.CloudConfig, err = cloudConfig(pc, semver, n.ExternalCloudProvider); err != nil {
-		return err
-	}
 	d.KubernetesCACert = c.KubernetesCACert
 	if d.KubernetesCACert == "" {
 		d.KubernetesCACert = c.CACert
@@ -61,5 +66,4 @@ func fillData(d *templateData, in *Input, pc *providerconfig.Config) error {
 	d.BootstrapKubeconfigSecretName = machinecontroller.KubeletBootstrapSecretName(md.Name, md.Namespace)
 	d.MachineJoinURL = c.ServerURL + "/apis/" + osm.GroupName + "/v1alpha1/namespaces/" + md.Namespace + "/machinejoins"
 	d.MachineName = machinecontroller.MachineNamePlaceholder
-	return nil
 }

@@ -31,117 +31,179 @@ func NewRenderer() *Renderer {
 
 // Render renders in.OSP for in.MachineDeployment. Neither is modified.
 func (r *Renderer) Render(in Input) (*Result, error) {
+	x, err := r.check(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.parseData(); err != nil {
+		return nil, err
+	}
+	if in.View {
+		x.redactInputs()
+	}
+	x.fillData(r.containerd)
+	if err := x.renderTemplates(r.compiled); err != nil {
+		return nil, err
+	}
+	if err := x.assembleConfigs(); err != nil {
+		return nil, err
+	}
+	if in.View {
+		x.redactOutputs()
+	}
+	res, err := x.encodePayloads()
+	if err != nil {
+		return nil, err
+	}
+	x.addEdgeScript(res)
+	return res, nil
+}
+
+// rendering is one Render as it goes from phase to phase.
+type rendering struct {
+	in    Input
+	mdRef string
+	spec  *providerSpec
+	pc    *providerconfig.Config
+	// utility is what the MachineDeployment's OS and settings need.
+	utility ospv1alpha1.ProvisioningUtility
+
+	data      *templateData
+	hostFiles []osm.File // the registry files osm-apiserver writes itself
+	compiled  *compiledOSP
+	// boot and prov are the configs: rendered, then completed.
+	boot, prov   osm.OSCConfig
+	providerSpec []byte // the OSC's cloudProviderSpec
+}
+
+// check decodes the MachineDeployment's providerSpec and checks that the OSP
+// is one for its operating system, cloud and provisioning utility.
+func (r *Renderer) check(in Input) (*rendering, error) {
 	osp, md := in.OSP, in.MachineDeployment
 	if osp == nil || md == nil {
 		return nil, errors.New("render needs an OperatingSystemProfile and a MachineDeployment")
 	}
-	mdRef := fmt.Sprintf("machinedeployment %s/%s", md.Namespace, md.Name)
-
-	spec, err := r.providerSpecs.get(md)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", mdRef, err)
+	x := &rendering{in: in, mdRef: fmt.Sprintf("machinedeployment %s/%s", md.Namespace, md.Name)}
+	var err error
+	if x.spec, err = r.providerSpecs.get(md); err != nil {
+		return nil, fmt.Errorf("%s: %w", x.mdRef, err)
 	}
-	pc, distUpgradeOnBoot := spec.pc, spec.distUpgradeOnBoot
-	if in.View {
-		in.Cluster, in.Node = viewInputs(in.Cluster, in.Node)
-	}
-	data := &templateData{cluster: &in.Cluster}
-	spec.setOSSettings(data)
+	x.pc = x.spec.pc
+	pc := x.pc
 	if string(pc.OperatingSystem) != string(osp.Spec.OSName) {
-		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
+		return nil, fmt.Errorf("%s: operating system %q does not match %s, which is for %q", x.mdRef, pc.OperatingSystem, osp.Name, osp.Spec.OSName)
 	}
 	if err := supportsCloud(osp, pc.CloudProvider); err != nil {
-		return nil, fmt.Errorf("%s: %w", mdRef, err)
+		return nil, fmt.Errorf("%s: %w", x.mdRef, err)
 	}
-	utility := provisioningUtility(pc, &data.FlatcarConfig)
-	if osp.Spec.ProvisioningUtility != "" && osp.Spec.ProvisioningUtility != utility {
-		return nil, fmt.Errorf("%s: provisioning utility %q does not match %s, which needs %q", osp.Name, osp.Spec.ProvisioningUtility, mdRef, utility)
+	x.utility = provisioningUtility(pc, &x.spec.os.FlatcarConfig)
+	if osp.Spec.ProvisioningUtility != "" && osp.Spec.ProvisioningUtility != x.utility {
+		return nil, fmt.Errorf("%s: provisioning utility %q does not match %s, which needs %q", osp.Name, osp.Spec.ProvisioningUtility, x.mdRef, x.utility)
 	}
 	if pc.Network.IsStaticIPConfig() && pc.OperatingSystem != providerconfig.OperatingSystemFlatcar {
-		return nil, fmt.Errorf("%s: static IP configuration is not supported with %s", mdRef, pc.OperatingSystem)
+		return nil, fmt.Errorf("%s: static IP configuration is not supported with %s", x.mdRef, pc.OperatingSystem)
 	}
-	var hostFiles []osm.File
-	if in.Node.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
-		data.ContainerRuntimeConfig, hostFiles = r.containerd.get(&in.Node)
-	}
-	if err := fillData(data, &in, pc); err != nil {
-		return nil, fmt.Errorf("%s: %w", mdRef, err)
-	}
-	if in.View {
-		data.redactOSSecrets()
-		if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
-			data.RHSubscription = rhSubscription(&data.RhelConfig)
-		}
-	}
+	return x, nil
+}
 
-	compiled, err := r.compiled.get(osp, in.Overlays, in.Node.ContainerRuntime)
-	if err != nil {
-		return nil, err
+// parseData starts the template data: the per-OS settings and what is
+// parsed or generated, the steps that can fail.
+func (x *rendering) parseData() error {
+	x.data = &templateData{cluster: &x.in.Cluster}
+	x.spec.setOSSettings(x.data)
+	if err := parseData(x.data, &x.in, x.pc); err != nil {
+		return fmt.Errorf("%s: %w", x.mdRef, err)
 	}
-	boot, prov, err := compiled.render(data)
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// fillData completes the template data from the cluster facts and node
+// options (a view's, redacted by now) and writes the containerd
+// configuration and registry files.
+func (x *rendering) fillData(containerd containerdCache) {
+	if x.in.Node.ContainerRuntime == string(ospv1alpha1.ContainerRuntimeContainerd) {
+		x.data.ContainerRuntimeConfig, x.hostFiles = containerd.get(&x.in.Node)
 	}
-	if hostFiles, err = withServerFiles(compiled.provisioning.origins, hostFiles); err != nil {
-		return nil, err
+	fillData(x.data, &x.in, x.pc)
+}
+
+// renderTemplates executes the OSP's templates, overlays applied.
+func (x *rendering) renderTemplates(compiledOSPs *compileCache) error {
+	var err error
+	if x.compiled, err = compiledOSPs.get(x.in.OSP, x.in.Overlays, x.in.Node.ContainerRuntime); err != nil {
+		return err
 	}
-	prov.Files = append(prov.Files, hostFiles...)
-	if pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
+	x.boot, x.prov, err = x.compiled.render(x.data)
+	return err
+}
+
+// assembleConfigs adds to the rendered configs what does not come from
+// templates: the registry files, RHEL's subscription, SSH keys and the
+// cloudProviderSpec.
+func (x *rendering) assembleConfigs() error {
+	var err error
+	if x.hostFiles, err = withServerFiles(x.compiled.provisioning.origins, x.hostFiles); err != nil {
+		return err
+	}
+	x.prov.Files = append(x.prov.Files, x.hostFiles...)
+	if x.pc.OperatingSystem == providerconfig.OperatingSystemRHEL {
 		// Upstream replaces whatever the OSP says with the providerSpec's subscription.
-		for _, c := range []*osm.OSCConfig{&boot, &prov} {
+		for _, c := range []*osm.OSCConfig{&x.boot, &x.prov} {
 			if c.CloudInitModules == nil {
 				c.CloudInitModules = &osm.CloudInitModule{}
 			}
-			c.CloudInitModules.RHSubscription = rhSubscription(&data.RhelConfig)
+			c.CloudInitModules.RHSubscription = rhSubscription(&x.data.RhelConfig)
 		}
 	}
 	// Results are the caller's: nothing in them may alias the Renderer's caches.
-	boot.UserSSHKeys, prov.UserSSHKeys = slices.Clone(pc.SSHPublicKeys), slices.Clone(pc.SSHPublicKeys)
-	providerSpec := slices.Clone(pc.CloudProviderSpec.Raw)
-	if in.View {
-		// The cloudProviderSpec holds the cloud's credentials, in fields of
-		// every cloud's own making: the view leaves it out.
-		providerSpec = nil
-		for _, c := range []*osm.OSCConfig{&boot, &prov} {
-			if c.CloudInitModules != nil {
-				c.CloudInitModules.RHSubscription = redactRHSubscription(c.CloudInitModules.RHSubscription)
-			}
-		}
-	}
+	x.boot.UserSSHKeys, x.prov.UserSSHKeys = slices.Clone(x.pc.SSHPublicKeys), slices.Clone(x.pc.SSHPublicKeys)
+	x.providerSpec = slices.Clone(x.pc.CloudProviderSpec.Raw)
+	return nil
+}
 
+// encodePayloads builds the OperatingSystemConfig spec and encodes both its
+// configs as user-data, cloud-init or Ignition.
+func (x *rendering) encodePayloads() (*Result, error) {
+	osp := x.in.OSP
 	res := &Result{Config: osm.OperatingSystemConfigSpec{
 		OSName:    string(osp.Spec.OSName),
 		OSVersion: osp.Spec.OSVersion,
 		CloudProvider: osm.CloudProviderSpec{
-			Name: string(pc.CloudProvider),
-			Spec: runtime.RawExtension{Raw: providerSpec},
+			Name: string(x.pc.CloudProvider),
+			Spec: runtime.RawExtension{Raw: x.providerSpec},
 		},
-		BootstrapConfig:     boot,
-		ProvisioningConfig:  prov,
+		BootstrapConfig:     x.boot,
+		ProvisioningConfig:  x.prov,
 		ProvisioningUtility: string(ospv1alpha1.ProvisioningUtilityCloudInit),
 	}}
 	if osp.Spec.ProvisioningUtility != "" {
 		res.Config.ProvisioningUtility = string(osp.Spec.ProvisioningUtility)
 	}
-
 	target := payloadTarget{
-		format:            payloadFormat(utility),
-		cloudProvider:     string(pc.CloudProvider),
-		machineDeployment: md.Name,
-		distUpgradeOnBoot: distUpgradeOnBoot,
+		format:            payloadFormat(x.utility),
+		cloudProvider:     string(x.pc.CloudProvider),
+		machineDeployment: x.in.MachineDeployment.Name,
+		distUpgradeOnBoot: x.spec.distUpgradeOnBoot,
 	}
 	if err := target.encodeAll(res); err != nil {
-		return nil, fmt.Errorf("%s for %s: %w", osp.Name, mdRef, err)
-	}
-	if string(pc.CloudProvider) == machinecontroller.CloudProviderEdge {
-		var carried []byte // the script fetches the bootstrap payload
-		if compiled.bootstrap.templates.Reads(machineJoinField) {
-			carried = res.Bootstrap.UserData
-		}
-		script := edgeScript(&in.Cluster, md.Namespace, md.Name, carried)
-		res.EdgeScript = &script
+		return nil, fmt.Errorf("%s for %s: %w", osp.Name, x.mdRef, err)
 	}
 	return res, nil
+}
+
+// addEdgeScript adds the join script of a MachineDeployment on cloud
+// provider edge.
+func (x *rendering) addEdgeScript(res *Result) {
+	if string(x.pc.CloudProvider) != machinecontroller.CloudProviderEdge {
+		return
+	}
+	md := x.in.MachineDeployment
+	var carried []byte // the script fetches the bootstrap payload
+	if x.compiled.bootstrap.templates.Reads(machineJoinField) {
+		carried = res.Bootstrap.UserData
+	}
+	script := edgeScript(&x.in.Cluster, md.Namespace, md.Name, carried)
+	res.EdgeScript = &script
 }
 
 // retryTimedOut is how long a revision that ran out of time fails at once

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"net/url"
 	"strings"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 )
 
 // The view of a render is what a reader of OperatingSystemConfigs sees: the
@@ -23,6 +25,32 @@ const (
 	// providers, which holds the cloud's credentials.
 	redactedCloudConfig = "# REDACTED: the cloud provider's configuration holds its credentials\n"
 )
+
+// A view is redacted twice: its inputs before the templates, or anything
+// else derived from them, see a secret; and, once the configs are assembled,
+// what reaches them without passing through templates.
+
+// redactInputs replaces the secrets of the cluster facts, the node options
+// and the providerSpec's OS settings and cloud-config. It comes after the
+// parsing steps, which read none of them, and before the rest of the
+// template data, the containerd configuration and registry files are
+// derived from them.
+func (x *rendering) redactInputs() {
+	x.in.Cluster, x.in.Node = viewInputs(x.in.Cluster, x.in.Node)
+	x.data.redactOSSecrets()
+}
+
+// redactOutputs leaves out the cloudProviderSpec, which holds the cloud's
+// credentials in fields of every cloud's own making, and replaces the
+// credentials of rh_subscription modules, which OSPs may bring themselves.
+func (x *rendering) redactOutputs() {
+	x.providerSpec = nil
+	for _, c := range []*osm.OSCConfig{&x.boot, &x.prov} {
+		if c.CloudInitModules != nil {
+			c.CloudInitModules.RHSubscription = redactRHSubscription(c.CloudInitModules.RHSubscription)
+		}
+	}
+}
 
 // viewInputs returns copies of the cluster facts and node options with every
 // secret replaced; in's own maps are not touched.

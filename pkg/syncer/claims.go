@@ -45,7 +45,7 @@ func (c *Controller) refuse(ctx context.Context, md *clusterv1alpha1.MachineDepl
 	if _, ok := errors.AsType[*machinecontroller.ConflictError](refusal); ok {
 		reason = ReasonSecretConflict
 	}
-	c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, reason, "Wrote no Secrets: %v", refusal)
+	c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, reason, "Wrote no Secrets: %v", refusal)
 	return c.cleanup(ctx, machinecontroller.RefOf(md))
 }
 
@@ -80,14 +80,14 @@ func (c *Controller) mayOverwrite(md *clusterv1alpha1.MachineDeployment, got *co
 // Failures that retrying overcomes (conflicts, timeouts) are only returned.
 func (c *Controller) warnWrite(md *clusterv1alpha1.MachineDeployment, err error) error {
 	if conflict, ok := errors.AsType[*machinecontroller.ConflictError](err); ok {
-		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonSecretConflict, "Wrote no Secrets: %v", conflict)
+		c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, ReasonSecretConflict, "Wrote no Secrets: %v", conflict)
 		return err
 	}
 	switch reason := apierrors.ReasonForError(err); reason {
 	case metav1.StatusReasonForbidden, metav1.StatusReasonInvalid, metav1.StatusReasonRequestEntityTooLarge,
 		metav1.StatusReasonBadRequest, metav1.StatusReasonNotFound, metav1.StatusReasonUnauthorized, metav1.StatusReasonMethodNotAllowed:
 		metrics.SyncerWriteFailures.WithLabelValues(string(reason)).Inc()
-		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonWriteFailed, "%v", err)
+		c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, ReasonWriteFailed, "%v", err)
 	}
 	return err
 }
@@ -98,7 +98,7 @@ func (c *Controller) renderFailed(md *clusterv1alpha1.MachineDeployment, err err
 	if _, ok := errors.AsType[*resolve.SecretLimitError](err); ok {
 		reason = ReasonPayloadTooLarge
 	}
-	c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, reason, "Kept the previous payload Secrets: %v", err)
+	c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, reason, "Kept the previous payload Secrets: %v", err)
 }
 
 // checkUserDataLimit warns when the bootstrap payload is larger than the
@@ -106,7 +106,7 @@ func (c *Controller) renderFailed(md *clusterv1alpha1.MachineDeployment, err err
 func (c *Controller) checkUserDataLimit(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered) {
 	limit := machinecontroller.UserDataLimit(out.CloudProvider)
 	if limit > 0 && out.Bootstrap.Size > limit {
-		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonUserDataTooLarge,
+		c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, ReasonUserDataTooLarge,
 			"The bootstrap payload is %d bytes; cloud provider %s accepts at most %d bytes of user-data, so it will refuse the MachineDeployment's machines",
 			out.Bootstrap.Size, out.CloudProvider, limit)
 	}

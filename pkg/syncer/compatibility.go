@@ -29,7 +29,7 @@ func (c *Controller) warnCompatibility(md *clusterv1alpha1.MachineDeployment, ou
 	if before, seen := c.compatibility.Swap(machinecontroller.RefOf(md), profile); seen && before == profile {
 		return
 	}
-	c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonCompatibilityMode, "OperatingSystemProfile %s: %s",
+	c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, ReasonCompatibilityMode, "OperatingSystemProfile %s: %s",
 		profile, resolve.NodeJoinStatus(osm.NodeJoinCompatibility).Message)
 }
 

@@ -171,16 +171,3 @@ var eventScheme = runtime.NewScheme()
 func init() {
 	_ = scheme.AddToScheme(eventScheme)
 }
-
-// objectReference refers to md for Events: MachineDeployments are custom
-// resources the event recorder's scheme does not know.
-func objectReference(md *clusterv1alpha1.MachineDeployment) *corev1.ObjectReference {
-	return &corev1.ObjectReference{
-		APIVersion:      clusterv1alpha1.SchemeGroupVersion.String(),
-		Kind:            "MachineDeployment",
-		Namespace:       md.Namespace,
-		Name:            md.Name,
-		UID:             md.UID,
-		ResourceVersion: md.ResourceVersion,
-	}
-}

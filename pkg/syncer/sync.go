@@ -45,13 +45,13 @@ func (c *Controller) sync(ctx context.Context, key string) (retryAfter time.Dura
 	if err != nil {
 		// Nothing to render until the MD changes, which syncs it again; what
 		// it had, it keeps, as after a failed render.
-		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonNoDefaultProfile, "Kept the previous payload Secrets: %v", err)
+		c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, ReasonNoDefaultProfile, "Kept the previous payload Secrets: %v", err)
 		return 0, nil
 	}
 	// No tokens or RBAC for an MD whose profile does not exist (yet): the
 	// profile's add event syncs it again.
 	if _, exists, err := c.cfg.Profiles.GetIndexer().GetByKey(profile.String()); err != nil || !exists {
-		c.recorder.Eventf(objectReference(md), corev1.EventTypeWarning, "ProfileNotFound",
+		c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, "ProfileNotFound",
 			"OperatingSystemProfile %s not found%s", profile, defaultedNote(profile))
 		return 0, fmt.Errorf("operating system profile %s of machine deployment %s not found", profile, ref)
 	}

@@ -11,9 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -23,21 +20,6 @@ import (
 	osmclient "github.com/osm-apiserver/osm-apiserver/pkg/generated/clientset/versioned"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 )
-
-// createUnstructured creates obj of resource gvr and deletes it when the test ends.
-func createUnstructured(t *testing.T, gvr schema.GroupVersionResource, obj any) {
-	t.Helper()
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &unstructured.Unstructured{Object: u}
-	client := env.dynamic.Resource(gvr).Namespace(o.GetNamespace())
-	if _, err := client.Create(context.Background(), o, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("%s %s/%s: %v", gvr.Resource, o.GetNamespace(), o.GetName(), err)
-	}
-	t.Cleanup(func() { _ = client.Delete(context.Background(), o.GetName(), metav1.DeleteOptions{}) })
-}
 
 // reportingMD creates MD name in ns (profile osp, revision 1), its MachineSet
 // of revision 1 and machines as machine-controller would, and returns the
@@ -62,13 +44,13 @@ func reportingMD(t *testing.T, ns, osp, name string, machines ...string) string 
 	// The template of revision 1 is the MD's: the payloads render from it.
 	ms.Spec.Selector = want.Spec.Selector
 	ms.Spec.Template = want.Spec.Template
-	createUnstructured(t, msResource, ms)
+	createObject(t, msResource, ms)
 	set, err := env.dynamic.Resource(msResource).Namespace(ns).Get(context.Background(), ms.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range machines {
-		createUnstructured(t, machineResource, &clusterv1alpha1.Machine{
+		createObject(t, machineResource, &clusterv1alpha1.Machine{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "Machine"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: m, Labels: map[string]string{"machine": name}, OwnerReferences: controller("MachineSet", ms.Name, string(set.GetUID()))},
 		})

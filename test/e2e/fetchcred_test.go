@@ -53,11 +53,7 @@ func revoked(t *testing.T, token string) error {
 // own ServiceAccount's: in a cluster that lets system:bootstrappers create
 // CSRs (as many do), the kubelet's bootstrap token may, the fetch token may not.
 func TestFetchCredentialCannotBootstrapNodes(t *testing.T) {
-	ns := syncerNamespace(t)
-	osp := "e2e-syncer-" + ns
-	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", nil)
-	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	ns, _ := startSyncerWithMD(t)
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
 	fetch := fetchToken(t, bootstrap)
 	ref := machinecontroller.Ref{Namespace: ns, Name: "alpha"}

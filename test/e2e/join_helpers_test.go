@@ -2,12 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"strings"
 	"testing"
@@ -162,23 +156,9 @@ func refused(t testing.TB, what string, err error, want string) {
 // certificate of node, deleted when the test ends.
 func kubeletCSR(t *testing.T, token, node string) (string, error) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	csr, err := asToken(t, token).CertificatesV1().CertificateSigningRequests().Create(context.Background(), &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-join-"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
-		},
-	}, metav1.CreateOptions{})
+	req := nodeCSR(t, node)
+	req.GenerateName = "e2e-join-"
+	csr, err := asToken(t, token).CertificatesV1().CertificateSigningRequests().Create(context.Background(), req, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -141,24 +140,6 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// leaderOf returns the identity holding the test replicas' Lease.
-func leaderOf(t *testing.T) string {
-	t.Helper()
-	var holder string
-	eventually(t, 30*time.Second, func() error {
-		l, err := env.kube.CoordinationV1().Leases("kube-system").Get(context.Background(), syncerLease, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
-			return errors.New("no leader")
-		}
-		holder = *l.Spec.HolderIdentity
-		return nil
-	})
-	return holder
-}
-
 // TestMachineJoinAcrossReplicasRestartAndLeaderChange: a machine is answered
 // once whichever replica is asked, before and after replicas restart; the
 // same boot again only within the retry window; and the CSR approver and
@@ -191,7 +172,7 @@ func TestMachineJoinAcrossReplicasRestartAndLeaderChange(t *testing.T) {
 
 	// The leader goes; the other decides the CSRs and revokes the credential
 	// once the Node is there.
-	leader := leaderOf(t)
+	leader := leaseHolder(t)
 	id := strings.SplitN(leader, "_", 2)[0]
 	if _, ok := replicas[id]; !ok {
 		t.Fatalf("leader %q is no replica of the test", leader)

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
@@ -122,8 +123,8 @@ func kubeletKubeconfig(t *testing.T, ns, md, ca string) {
 	})
 }
 
-// clusterInfoCA returns the CA kube-public/cluster-info publishes.
-func clusterInfoCA(t *testing.T) string {
+// clusterInfo reads kube-public/cluster-info and its kubeconfig.
+func clusterInfo(t *testing.T) (*corev1.ConfigMap, *clientcmdapi.Config) {
 	t.Helper()
 	cm, err := env.kube.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(context.Background(), "cluster-info", metav1.GetOptions{})
 	if err != nil {
@@ -133,6 +134,13 @@ func clusterInfoCA(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("cluster-info: %v", err)
 	}
+	return cm, cfg
+}
+
+// clusterInfoCA returns the CA kube-public/cluster-info publishes.
+func clusterInfoCA(t *testing.T) string {
+	t.Helper()
+	_, cfg := clusterInfo(t)
 	for _, c := range cfg.Clusters {
 		return string(c.CertificateAuthorityData)
 	}
@@ -143,16 +151,7 @@ func clusterInfoCA(t *testing.T) string {
 // setClusterInfoCA publishes ca in kube-public/cluster-info, keeping the server URL.
 func setClusterInfoCA(t *testing.T, ca string) {
 	t.Helper()
-	ctx := context.Background()
-	configMaps := env.kube.CoreV1().ConfigMaps(metav1.NamespacePublic)
-	cm, err := configMaps.Get(ctx, "cluster-info", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.Load([]byte(cm.Data["kubeconfig"]))
-	if err != nil {
-		t.Fatalf("cluster-info: %v", err)
-	}
+	cm, cfg := clusterInfo(t)
 	for _, c := range cfg.Clusters {
 		c.CertificateAuthorityData = []byte(ca)
 	}
@@ -161,7 +160,7 @@ func setClusterInfoCA(t *testing.T, ca string) {
 		t.Fatal(err)
 	}
 	cm.Data["kubeconfig"] = string(data)
-	if _, err := configMaps.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	if _, err := env.kube.CoreV1().ConfigMaps(metav1.NamespacePublic).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("cluster-info: %v", err)
 	}
 }

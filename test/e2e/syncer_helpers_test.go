@@ -99,6 +99,20 @@ func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*serve
 	return r
 }
 
+// startSyncerWithMD is the start many syncer tests share: a namespace of their
+// own, profile e2e-syncer-<namespace> at v1.0.0, the test's one syncer and
+// MachineDeployment "alpha" on the profile. It returns the namespace and the
+// profile's name.
+func startSyncerWithMD(t testing.TB) (ns, osp string) {
+	t.Helper()
+	ns = syncerNamespace(t)
+	osp = "e2e-syncer-" + ns
+	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
+	startSyncer(t, "only", nil)
+	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	return ns, osp
+}
+
 // syncerNamespace creates a fresh namespace for one test's MachineDeployments.
 // Namespaces stay Terminating without kube-controller-manager, so it is not
 // deleted; its MachineDeployments are.

@@ -97,27 +97,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// replicaBinary returns the osm-apiserver binary the harness runs, building it
-// when the cluster is reused.
-func replicaBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(env.dir, "bin", "osm-apiserver")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	bin = filepath.Join(t.TempDir(), "osm-apiserver")
-	if err := command(5*time.Minute, env.repo, nil, "go", "build", "-o", bin, "./cmd/osm-apiserver"); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
 // TestSyncerProcessReplicasAndKill runs two more osm-apiserver processes on a
 // Lease of their own: one leads, the other waits; SIGKILL of the leader in the
 // middle of syncing 100 MachineDeployments hands over to the other, and
 // everything converges with nothing duplicated or lost.
 func TestSyncerProcessReplicasAndKill(t *testing.T) {
-	bin := replicaBinary(t)
+	bin := osmBinary(t)
 	lease := fmt.Sprintf("e2e-replicas-%d", time.Now().UnixNano()%1_000_000)
 	a := startReplica(t, bin, lease, "a")
 	a.waitLeads(t, "a")

@@ -29,11 +29,7 @@ const restoreWithin = 10 * time.Second
 // not at the next resync, and the MD's fetch token reads its Secrets again;
 // a new ServiceAccount has new tokens, in new payloads.
 func TestSyncerRestoresFetchAccessWithinSeconds(t *testing.T) {
-	ns := syncerNamespace(t)
-	osp := "e2e-syncer-" + ns
-	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", nil)
-	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	ns, _ := startSyncerWithMD(t)
 	token := fetchToken(t, payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0")))
 	ref := machinecontroller.Ref{Namespace: ns, Name: "alpha"}
 	name := tokens.FetchAccessName(ref)

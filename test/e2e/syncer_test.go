@@ -52,11 +52,7 @@ func asToken(t *testing.T, token string) kubernetes.Interface {
 }
 
 func TestSyncerSecretsAndLeastPrivilegeFetchToken(t *testing.T) {
-	ns := syncerNamespace(t)
-	osp := "e2e-syncer-" + ns
-	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", nil)
-	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	ns, osp := startSyncerWithMD(t)
 	createMD(t, syncerMD(ns, "beta", osp, "1"))
 
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
@@ -100,11 +96,7 @@ func TestSyncerSecretsAndLeastPrivilegeFetchToken(t *testing.T) {
 }
 
 func TestSyncerReRendersAndKeepsLastGood(t *testing.T) {
-	ns := syncerNamespace(t)
-	osp := "e2e-syncer-" + ns
-	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", nil)
-	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	ns, osp := startSyncerWithMD(t)
 	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
 
 	// A new profile version re-renders without touching the MD.
@@ -168,11 +160,7 @@ func TestSyncerReRendersAndKeepsLastGood(t *testing.T) {
 }
 
 func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
-	ns := syncerNamespace(t)
-	osp := "e2e-syncer-" + ns
-	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", nil)
-	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	ns, _ := startSyncerWithMD(t)
 	payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
 	ref := machinecontroller.Ref{Namespace: ns, Name: "alpha"}
 	ctx := testContext(t)
@@ -219,11 +207,7 @@ func countOwned(t *testing.T, ref machinecontroller.Ref) int {
 // the token or any payload. It works whatever --bootstrap-token-ttl the syncer
 // runs with.
 func TestSyncerExtendsTokens(t *testing.T) {
-	ns := syncerNamespace(t)
-	osp := "e2e-syncer-" + ns
-	applyProfile(t, e2eProfile(t, osp, "v1.0.0"))
-	startSyncer(t, "only", nil)
-	createMD(t, syncerMD(ns, "alpha", osp, "1"))
+	ns, _ := startSyncerWithMD(t)
 	bootstrap := payloadSecret(t, ns, "alpha", "bootstrap", annotated("1", "v1.0.0"))
 	token := kubeletToken(t, ns, "alpha")
 	tokens := env.kube.CoreV1().Secrets("kube-system")

@@ -26,28 +26,16 @@ var columns = []metav1.TableColumnDefinition{
 
 // ConvertToTable implements rest.TableConvertor.
 func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
-	table := &metav1.Table{ColumnDefinitions: columns}
-	switch t := object.(type) {
-	case *osm.BootReport:
-		table.ResourceVersion = t.ResourceVersion
-		addRow(table, t, time.Now())
-	case *osm.BootReportList:
-		table.ResourceVersion = t.ResourceVersion
-		table.Continue = t.Continue
-		table.RemainingItemCount = t.RemainingItemCount
-		table.Rows = make([]metav1.TableRow, 0, len(t.Items))
-		now := time.Now()
-		for i := range t.Items {
-			addRow(table, &t.Items[i], now)
-		}
-	default:
-		return nil, registry.UnexpectedObject(resource, object)
-	}
-	return table, nil
+	// One now for all the rows: the elapsed times of a list compare.
+	now := time.Now()
+	return registry.ConvertToTable(resource, columns, object, items,
+		func(br *osm.BootReport) metav1.TableRow { return row(br, now) })
 }
 
-func addRow(table *metav1.Table, r *osm.BootReport, now time.Time) {
-	table.Rows = append(table.Rows, metav1.TableRow{
+func items(l *osm.BootReportList) []osm.BootReport { return l.Items }
+
+func row(r *osm.BootReport, now time.Time) metav1.TableRow {
+	return metav1.TableRow{
 		Cells: []any{
 			r.Name,
 			r.Spec.MachineDeployment,
@@ -60,7 +48,7 @@ func addRow(table *metav1.Table, r *osm.BootReport, now time.Time) {
 			profile(r.Spec.Profile),
 		},
 		Object: runtime.RawExtension{Object: r},
-	})
+	}
 }
 
 // elapsed is the time from the boot's first record to its end, or to now

@@ -98,17 +98,11 @@ func (r *StepREST) observe(md *clusterv1alpha1.MachineDeployment, machine string
 	}
 	metrics.BootStepFailures.WithLabelValues(r.steps.value(step.Name)).Inc()
 	if r.cfg.Recorder != nil {
-		r.cfg.Recorder.Eventf(objectReference(md), corev1.EventTypeWarning, ReasonProvisioningFailed,
+		// Boot report Events have never named the MD's resourceVersion;
+		// they stay as they were.
+		ref := machinecontroller.ObjectReference(md)
+		ref.ResourceVersion = ""
+		r.cfg.Recorder.Eventf(ref, corev1.EventTypeWarning, ReasonProvisioningFailed,
 			"machine %s: %s", machine, bootreports.FailureMessage(step))
-	}
-}
-
-func objectReference(md *clusterv1alpha1.MachineDeployment) *corev1.ObjectReference {
-	return &corev1.ObjectReference{
-		APIVersion: clusterv1alpha1.SchemeGroupVersion.String(),
-		Kind:       "MachineDeployment",
-		Namespace:  md.Namespace,
-		Name:       md.Name,
-		UID:        md.UID,
 	}
 }

@@ -30,25 +30,12 @@ var columns = []metav1.TableColumnDefinition{
 
 // ConvertToTable implements rest.TableConvertor.
 func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
-	table := &metav1.Table{ColumnDefinitions: columns}
-	switch t := object.(type) {
-	case *osm.OperatingSystemConfig:
-		table.ResourceVersion = t.ResourceVersion
-		addRows(table, t)
-	case *osm.OperatingSystemConfigList:
-		table.ResourceVersion = t.ResourceVersion
-		table.Continue = t.Continue
-		table.Rows = make([]metav1.TableRow, 0, len(t.Items))
-		for i := range t.Items {
-			addRows(table, &t.Items[i])
-		}
-	default:
-		return nil, registry.UnexpectedObject(r.Resource, object)
-	}
-	return table, nil
+	return registry.ConvertToTable(r.Resource, columns, object, items, row)
 }
 
-func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
+func items(l *osm.OperatingSystemConfigList) []osm.OperatingSystemConfig { return l.Items }
+
+func row(osc *osm.OperatingSystemConfig) metav1.TableRow {
 	status := "Rendered"
 	profile := osc.Status.Profile.Name
 	if osc.Status.Profile.Version != "" {
@@ -73,7 +60,7 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 		bootstrap = registry.Bytes(osc.Status.BootstrapPayloadSize)
 		provisioning = registry.Bytes(osc.Status.ProvisioningPayloadSize)
 	}
-	table.Rows = append(table.Rows, metav1.TableRow{
+	return metav1.TableRow{
 		Cells: []any{
 			osc.Name,
 			osc.Spec.OSName,
@@ -90,7 +77,7 @@ func addRows(table *metav1.Table, osc *osm.OperatingSystemConfig) {
 			join,
 		},
 		Object: runtime.RawExtension{Object: osc},
-	})
+	}
 }
 
 // machinesCell formats a machine summary for a table cell: "3 current, 1

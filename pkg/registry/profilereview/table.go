@@ -25,11 +25,11 @@ var columns = []metav1.TableColumnDefinition{
 // ConvertToTable implements rest.TableConvertor: one row per
 // MachineDeployment the review answers for.
 func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
-	pr, ok := object.(*osm.ProfileReview)
-	if !ok {
-		return nil, registry.UnexpectedObject(resource, object)
-	}
-	table := &metav1.Table{ColumnDefinitions: columns, Rows: make([]metav1.TableRow, 0, len(pr.Status.MachineDeployments))}
+	return registry.ObjectTable(resource, columns, object, rows)
+}
+
+func rows(pr *osm.ProfileReview) []metav1.TableRow {
+	rows := make([]metav1.TableRow, 0, len(pr.Status.MachineDeployments))
 	for i := range pr.Status.MachineDeployments {
 		m := &pr.Status.MachineDeployments[i]
 		status := "OK"
@@ -39,13 +39,13 @@ func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtim
 		case m.Error != "":
 			status = "Error: " + registry.Short(m.Error)
 		}
-		table.Rows = append(table.Rows, metav1.TableRow{
+		rows = append(rows, metav1.TableRow{
 			Cells: []any{m.Namespace, m.Name, fmt.Sprint(m.Changed), counts(m.Files), counts(m.Units), counts(m.Modules), bootstrap(&m.Bootstrap), status},
 			// A row stands for an MD, not for an object of its own.
 			Object: runtime.RawExtension{Object: pr},
 		})
 	}
-	return table, nil
+	return rows
 }
 
 func counts(items []osm.ItemReview) string {

@@ -23,25 +23,12 @@ var columns = []metav1.TableColumnDefinition{
 
 // ConvertToTable implements rest.TableConvertor.
 func (r *REST) ConvertToTable(_ context.Context, object runtime.Object, _ runtime.Object) (*metav1.Table, error) {
-	table := &metav1.Table{ColumnDefinitions: columns}
-	switch t := object.(type) {
-	case *osm.ProvisioningPayload:
-		table.ResourceVersion = t.ResourceVersion
-		addRow(table, t)
-	case *osm.ProvisioningPayloadList:
-		table.ResourceVersion = t.ResourceVersion
-		table.Continue = t.Continue
-		table.Rows = make([]metav1.TableRow, 0, len(t.Items))
-		for i := range t.Items {
-			addRow(table, &t.Items[i])
-		}
-	default:
-		return nil, registry.UnexpectedObject(r.Resource, object)
-	}
-	return table, nil
+	return registry.ConvertToTable(r.Resource, columns, object, items, row)
 }
 
-func addRow(table *metav1.Table, p *osm.ProvisioningPayload) {
+func items(l *osm.ProvisioningPayloadList) []osm.ProvisioningPayload { return l.Items }
+
+func row(p *osm.ProvisioningPayload) metav1.TableRow {
 	limit, fits := "-", "unknown"
 	if p.Spec.Type != osm.PayloadTypeBootstrap {
 		// Fetched from its Secret, not passed as user-data.
@@ -54,7 +41,7 @@ func addRow(table *metav1.Table, p *osm.ProvisioningPayload) {
 			fits = "No"
 		}
 	}
-	table.Rows = append(table.Rows, metav1.TableRow{
+	return metav1.TableRow{
 		Cells: []any{
 			p.Name,
 			p.Spec.MachineDeployment,
@@ -66,5 +53,5 @@ func addRow(table *metav1.Table, p *osm.ProvisioningPayload) {
 			registry.Age(p.CreationTimestamp),
 		},
 		Object: runtime.RawExtension{Object: p},
-	})
+	}
 }

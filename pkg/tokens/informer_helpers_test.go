@@ -29,7 +29,7 @@ func newTestInformer(client kubernetes.Interface) *Informer {
 
 func secretsOf(client kubernetes.Interface, namespace, selector string) cache.ListerWatcher {
 	secrets := client.CoreV1().Secrets(namespace)
-	return &cache.ListWatch{
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = selector
 			return secrets.List(ctx, o)
@@ -38,5 +38,5 @@ func secretsOf(client kubernetes.Interface, namespace, selector string) cache.Li
 			o.LabelSelector = selector
 			return secrets.Watch(ctx, o)
 		},
-	}
+	}, client)
 }

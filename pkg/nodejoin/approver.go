@@ -31,6 +31,10 @@ const (
 	ReasonNotJoining = "OSMNotJoining"
 	// ReasonInvalid: the CSR is not a kubelet client certificate request.
 	ReasonInvalid = "OSMInvalidRequest"
+	// ReasonCertificateIssued: another client CSR of the join identity was
+	// approved already. A kubelet needs one certificate; every further one
+	// would outlive the join credential's revocation.
+	ReasonCertificateIssued = "OSMCertificateIssued"
 )
 
 const nodeUserPrefix = "system:node:"
@@ -114,6 +118,42 @@ func (c *Controller) decide(ctx context.Context, csr *certificatesv1.Certificate
 	if name, _ := strings.CutPrefix(subject, nodeUserPrefix); !slices.Contains(names, name) {
 		return false, ReasonForeignNodeName, fmt.Sprintf("osm-apiserver: the join identity of machine %s may ask only for the client certificate of its own node, %s, not of %s",
 			rec.Machine, want, subject), nil
+	}
+	return c.claimCertificate(ctx, sa, csr, rec, subject)
+}
+
+// claimCertificate approves csr as the one client certificate of join
+// identity sa, recording it on the identity first, unless another CSR was
+// recorded: the record holds across replicas, leaders and restarts, and the
+// write fails on a concurrent one (the CSR is then decided again).
+func (c *Controller) claimCertificate(ctx context.Context, sa *corev1.ServiceAccount, csr *certificatesv1.CertificateSigningRequest,
+	rec Record, subject string) (approve bool, reason, message string, err error) {
+	accounts := c.cfg.Client.CoreV1().ServiceAccounts(Namespace)
+	// The cache may be behind a record written a moment ago.
+	fresh, err := accounts.Get(ctx, sa.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || err == nil && fresh.UID != sa.UID {
+		return false, ReasonNotJoining, fmt.Sprintf("osm-apiserver: %s is no join identity of a machine, or not the one it was", csr.Spec.Username), nil
+	}
+	if err != nil {
+		return false, "", "", err
+	}
+	this := csr.Name + "/" + string(csr.UID)
+	switch recorded := fresh.Annotations[annotationApprovedCSR]; recorded {
+	case this:
+		// Recorded by an earlier attempt whose approval did not go through.
+	case "":
+		fresh = fresh.DeepCopy()
+		if fresh.Annotations == nil {
+			fresh.Annotations = map[string]string{}
+		}
+		fresh.Annotations[annotationApprovedCSR] = this
+		if _, err := accounts.Update(ctx, fresh, metav1.UpdateOptions{}); err != nil {
+			return false, "", "", fmt.Errorf("failed to record CSR %s on join identity %s/%s: %w", csr.Name, Namespace, sa.Name, err)
+		}
+	default:
+		name, _, _ := strings.Cut(recorded, "/")
+		return false, ReasonCertificateIssued, fmt.Sprintf("osm-apiserver: the join identity of machine %s was approved its one client certificate already (CSR %s); a join gets one",
+			rec.Machine, name), nil
 	}
 	return true, ReasonApproved, fmt.Sprintf("osm-apiserver: the join identity of machine %s asks for the client certificate of its own node, %s", rec.Machine, subject), nil
 }

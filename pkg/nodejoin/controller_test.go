@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fcache "k8s.io/client-go/tools/cache/testing"
 
@@ -120,6 +121,12 @@ func (r *running) identity(key MachineKey) bool {
 // csr creates a kubelet client CSR of key's join identity for node name.
 func (r *running) csr(key MachineKey, node string) string {
 	r.t.Helper()
+	return r.csrNamed(key, node, "csr-"+key.Name+"-"+node)
+}
+
+// csrNamed is csr with the CSR's name.
+func (r *running) csrNamed(key MachineKey, node, name string) string {
+	r.t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		r.t.Fatal(err)
@@ -130,7 +137,7 @@ func (r *running) csr(key MachineKey, node string) string {
 		r.t.Fatal(err)
 	}
 	csr := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "csr-" + key.Name + "-" + node},
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName,
@@ -157,6 +164,33 @@ func (r *running) decision(name string) certificatesv1.CertificateSigningRequest
 		return true
 	})
 	return got
+}
+
+// A join gets one client certificate: a second CSR of the identity for its
+// own node is denied with the reason, and the first stays the one recorded on
+// the identity, where every replica and a restarted leader read it.
+func TestControllerApprovesOneCertificatePerJoin(t *testing.T) {
+	r := startController(t)
+	key := r.newMachine("pool-5d8f7-x2k4q")
+	if _, err := r.join("pool", key.Name, "boot-1"); err != nil {
+		t.Fatal(err)
+	}
+	first := r.csr(key, key.Name)
+	if c := r.decision(first); c.Type != certificatesv1.CertificateApproved || c.Reason != ReasonApproved {
+		t.Fatalf("first CSR: %s %s: %s", c.Type, c.Reason, c.Message)
+	}
+	second := r.csrNamed(key, key.Name, "csr-again")
+	c := r.decision(second)
+	if c.Type != certificatesv1.CertificateDenied || c.Reason != ReasonCertificateIssued || !strings.Contains(c.Message, first) {
+		t.Errorf("second CSR: %s %s: %s, want denied %s naming %s", c.Type, c.Reason, c.Message, ReasonCertificateIssued, first)
+	}
+	sa, err := r.client.CoreV1().ServiceAccounts(Namespace).Get(context.Background(), AccountName(key), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sa.Annotations[annotationApprovedCSR]; !strings.HasPrefix(got, first+"/") {
+		t.Errorf("recorded CSR %q, want %s", got, first)
+	}
 }
 
 // The join identity's CSR for its own node is approved, one for any other

@@ -39,6 +39,9 @@ const (
 	annotationMachineUID = "osm.k8c.io/machine-uid"
 	annotationBootID     = "osm.k8c.io/boot-id"
 	annotationAnsweredAt = "osm.k8c.io/answered-at"
+	// annotationApprovedCSR names the one client CSR approved for the
+	// identity ("<name>/<uid>"); later ones are denied.
+	annotationApprovedCSR = "osm.k8c.io/approved-csr"
 	// labelMachineNamespace holds the Machine's namespace, for listing.
 	labelMachineNamespace = "osm.k8c.io/machine-namespace"
 

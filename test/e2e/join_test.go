@@ -108,6 +108,17 @@ func TestMachineJoin(t *testing.T) {
 	if c := csrDecision(t, own); c.Type != certificatesv1.CertificateApproved || c.Reason != nodejoin.ReasonApproved {
 		t.Errorf("CSR for the machine's own node: %s %s: %s", c.Type, c.Reason, c.Message)
 	}
+	// A join gets one certificate: whoever holds the credential cannot keep
+	// a second node identity beside the real node's.
+	again, err := kubeletCSR(t, join, "pool-5d8f7-x2k4q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := csrDecision(t, again); c.Type != certificatesv1.CertificateDenied || c.Reason != nodejoin.ReasonCertificateIssued {
+		t.Errorf("a second CSR for the machine's own node: %s %s: %s", c.Type, c.Reason, c.Message)
+	} else {
+		t.Logf("a second CSR for the own name: %s: %s", c.Reason, c.Message)
+	}
 
 	createNode(t, "pool-5d8f7-x2k4q")
 	eventually(t, 30*time.Second, func() error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -200,6 +201,61 @@ printf '{"kind":"MachineJoin","apiVersion":"osm.k8c.io/v1alpha1","metadata":{"na
 	`"profile":{"namespace":"kube-system","name":"osp-test","version":"v1.6.0"},"machineDeploymentRevision":"7"}}\n' "$body" >"$out"
 printf 201`
 
+// bootSecretRE is what the bootstrap's boot secret must look like: 128
+// random bits in hex, as the MachineJoin's validation takes them.
+var bootSecretRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// checkBootSecret checks that every MachineJoin of a run sends the boot's
+// secret, kept in /run (gone at the next boot) where only root reads it.
+func checkBootSecret(t *testing.T, run sandboxRun, calls []string) {
+	t.Helper()
+	secret, _ := run.changed("/run/osm/boot-secret")
+	if !bootSecretRE.MatchString(secret) {
+		t.Fatalf("/run/osm/boot-secret = %q, want 32 random hex digits", secret)
+	}
+	if mode, ok := run.mode("/run/osm/boot-secret"); !ok || mode&0o077 != 0 {
+		t.Errorf("/run/osm/boot-secret has mode %o, want none for group and others", mode)
+	}
+	for i, call := range calls {
+		if !strings.Contains(call, `"bootSecret":"`+secret+`"`) {
+			t.Errorf("MachineJoin %d %q does not send the boot secret %s", i+1, call, secret)
+		}
+	}
+}
+
+// A MachineJoin whose answer was lost is asked again with the same boot
+// secret: osm-apiserver answers the same machine again only for it.
+func TestBootstrapAsksAgainWithItsSecret(t *testing.T) {
+	requireSandbox(t)
+	requireTools(t, "base64", "sed", "tr", "od")
+	const provisioning = "#cloud-config\nwrite_files: []\n"
+	for _, name := range cloudInitOSPs {
+		t.Run(name, func(t *testing.T) {
+			r := renderOSP(t, name, "aws", "", nil)
+			s := newSandbox(t)
+			s.prepare = "mkdir -p /etc/cloud/cloud.cfg.d /etc/osm && echo " + testMachine + " >/etc/osm/machine-name"
+			s.env = []string{"OSM_TEST_BODY=" + base64.StdEncoding.EncodeToString([]byte(provisioning))}
+			s.stub("systemctl", "exit 0")
+			s.stub("cloud-init", "exit 0")
+			s.stub("sleep", "exit 0")
+			// The first answer is lost on the way (a 503 of an API server restarting).
+			s.stub("curl", `n=$(cat /var/tmp/osm-test-curls 2>/dev/null || echo 0)
+echo $((n + 1)) >/var/tmp/osm-test-curls
+if [ "$n" = 0 ]; then printf 503; exit 0; fi
+`+machineJoinCurl)
+			run := s.run(t, r.bootstrap["/opt/bin/osm-bootstrap"])
+			if run.err != nil {
+				t.Fatalf("osm-bootstrap: %v\n%s", run.err, run.out)
+			}
+			calls := run.called("curl ")
+			if len(calls) != 2 {
+				t.Fatalf("curl calls %q, want the MachineJoin twice", calls)
+			}
+			checkBootSecret(t, run, calls)
+		})
+	}
+}
+
 // checkMachineJoin checks the MachineJoin of a bootstrap run: one POST to
 // the machinejoins of the MD's namespace, over TLS verified against the
 // cluster CA, with the fetch token, naming the machine and the boot; the
@@ -216,6 +272,7 @@ func checkMachineJoin(t *testing.T, run sandboxRun) {
 			t.Errorf("the MachineJoin %q does not contain %q", calls[0], want)
 		}
 	}
+	checkBootSecret(t, run, calls)
 	// The fetch token goes to curl (and to osm-report) in a file only root reads.
 	if got, _ := run.changed("/etc/osm/report-auth"); got != "Authorization: Bearer "+fetchToken+"\n" {
 		t.Errorf("/etc/osm/report-auth = %q, want the fetch token's Authorization header", got)

@@ -61,6 +61,8 @@ mount --bind "$OSM_SANDBOX_DIR" "$root/osm-test"
 set +e
 chroot "$root" /bin/bash -c 'eval "$OSM_SANDBOX_PREPARE"; PATH=/osm-test/stubs:$PATH bash /osm-test/script' >"$OSM_SANDBOX_DIR/out" 2>&1
 rc=$?
+# /run is a tmpfs of its own (gone at a reboot): keep what the script left there too.
+mkdir -p "$OSM_SANDBOX_DIR/changes/run" && cp -a "$root/run/." "$OSM_SANDBOX_DIR/changes/run/"
 umount -R "$root"
 rmdir "$OSM_SANDBOX_UPPER/upper/osm-test" 2>/dev/null
 cp -a "$OSM_SANDBOX_UPPER/upper/." "$OSM_SANDBOX_DIR/changes/"

@@ -31,6 +31,8 @@ type Request struct {
 	Namespace   string
 	MachineName string
 	BootID      string
+	// BootSecret is the boot's own random value ("" from older profiles).
+	BootSecret string
 }
 
 // Answer is what the node joins with.
@@ -134,7 +136,7 @@ func (e *Exchange) join(ctx context.Context, r Request) (*Answer, error) {
 	if f == nil || f.Cluster.ServerURL == "" || f.Cluster.CACert == "" {
 		return nil, &UnavailableError{Reason: "the API server URL and CA of the cluster are not known yet"}
 	}
-	cred, err := e.Issuer.Issue(ctx, m, r.BootID)
+	cred, err := e.Issuer.Issue(ctx, m, Boot{ID: r.BootID, Secret: r.BootSecret})
 	if err != nil {
 		return nil, err
 	}

@@ -110,9 +110,14 @@ func (f *fixture) machine(ms *clusterv1alpha1.MachineSet, name string) *clusterv
 
 // join posts a MachineJoin as the fetch credential of MD md.
 func (f *fixture) join(md, machine, boot string) (*Answer, error) {
+	return f.joinWithSecret(md, machine, Boot{ID: boot})
+}
+
+// joinWithSecret is join of a boot that sends its secret.
+func (f *fixture) joinWithSecret(md, machine string, boot Boot) (*Answer, error) {
 	return f.exchange.Join(context.Background(), Request{
 		User:      &user.DefaultInfo{Name: "system:serviceaccount:cloud-init-settings:osm-fetch-" + md},
-		Namespace: "team", MachineName: machine, BootID: boot,
+		Namespace: "team", MachineName: machine, BootID: boot.ID, BootSecret: boot.Secret,
 	})
 }
 
@@ -177,6 +182,41 @@ func TestExchangeAnswersOnce(t *testing.T) {
 	f.now = f.now.Add(2 * time.Minute)
 	if reason := refusal(t, errOf(f.join("pool", m.Name, "boot-1"))); !strings.Contains(reason, "within 10m0s, not later") {
 		t.Errorf("the same boot after the window: %q", reason)
+	}
+}
+
+// A boot that sent its secret is answered again only with that secret: its
+// boot id, which reports and logs show, is not enough. Only the secret's hash
+// is kept.
+func TestExchangeRetryNeedsTheBootSecret(t *testing.T) {
+	f := newFixture(t)
+	m := f.machine(f.ms, "pool-5d8f7-x2k4q")
+	secret := strings.Repeat("0123456789abcdef", 2)
+	if _, err := f.joinWithSecret("pool", m.Name, Boot{ID: "boot-1", Secret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := f.client.CoreV1().ServiceAccounts(Namespace).Get(context.Background(), AccountName(MachineKey{Namespace: "team", Name: m.Name}), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range sa.Annotations {
+		if strings.Contains(v, secret) {
+			t.Errorf("annotation %s holds the boot secret", k)
+		}
+	}
+	if rec, _ := ParseRecord(sa); rec.BootSecretHash == "" {
+		t.Error("the record keeps no hash of the boot secret")
+	}
+	for name, boot := range map[string]Boot{
+		"no secret":    {ID: "boot-1"},
+		"wrong secret": {ID: "boot-1", Secret: strings.Repeat("f", 32)},
+	} {
+		if reason := refusal(t, errOf(f.joinWithSecret("pool", m.Name, boot))); !strings.Contains(reason, "another boot") {
+			t.Errorf("%s: %q", name, reason)
+		}
+	}
+	if _, err := f.joinWithSecret("pool", m.Name, Boot{ID: "boot-1", Secret: secret}); err != nil {
+		t.Errorf("the same boot with its secret, within the retry window: %v", err)
 	}
 }
 

@@ -57,14 +57,14 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string { return e.Reason }
 
-// Issue returns a join credential of m for boot bootID: the first request of
-// m claims it for its boot, a request of the same boot within the retry window
-// gets a credential again (expiring when the first does), any other is a
-// *RefusedError.
-func (i *Issuer) Issue(ctx context.Context, m *clusterv1alpha1.Machine, bootID string) (Credential, error) {
+// Issue returns a join credential of m for boot: the first request of m
+// claims it for its boot, a request of the same boot (Record.Answered) within
+// the retry window gets a credential again (expiring when the first does),
+// any other is a *RefusedError.
+func (i *Issuer) Issue(ctx context.Context, m *clusterv1alpha1.Machine, boot Boot) (Credential, error) {
 	now := i.now()
 	accounts := i.Client.CoreV1().ServiceAccounts(Namespace)
-	want := newAccount(m, bootID, now)
+	want := newAccount(m, boot, now)
 	for range 2 {
 		_, err := accounts.Create(ctx, want, metav1.CreateOptions{})
 		if err == nil {
@@ -93,7 +93,7 @@ func (i *Issuer) Issue(ctx context.Context, m *clusterv1alpha1.Machine, bootID s
 			continue
 		case got.DeletionTimestamp != nil:
 			return Credential{}, &RefusedError{Reason: fmt.Sprintf("the join identity of machine %s/%s is being deleted", m.Namespace, m.Name)}
-		case rec.BootID != bootID:
+		case !rec.Answered(boot):
 			return Credential{}, &RefusedError{Reason: fmt.Sprintf("machine %s/%s was answered at %s, for another boot; it is answered once",
 				m.Namespace, m.Name, rec.AnsweredAt.Format(time.RFC3339))}
 		case now.After(rec.AnsweredAt.Add(i.RetryWindow)):

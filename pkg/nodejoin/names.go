@@ -2,6 +2,7 @@ package nodejoin
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -38,7 +39,10 @@ const (
 	annotationMachine    = "osm.k8c.io/machine"
 	annotationMachineUID = "osm.k8c.io/machine-uid"
 	annotationBootID     = "osm.k8c.io/boot-id"
-	annotationAnsweredAt = "osm.k8c.io/answered-at"
+	// annotationBootSecretHash is the sha256 of the answered boot's secret:
+	// the secret itself is kept nowhere but on the node.
+	annotationBootSecretHash = "osm.k8c.io/boot-secret-sha256"
+	annotationAnsweredAt     = "osm.k8c.io/answered-at"
 	// annotationApprovedCSR names the one client CSR approved for the
 	// identity ("<name>/<uid>"); later ones are denied.
 	annotationApprovedCSR = "osm.k8c.io/approved-csr"
@@ -67,7 +71,38 @@ type Record struct {
 	Machine    MachineKey
 	MachineUID types.UID
 	BootID     string
-	AnsweredAt time.Time
+	// BootSecretHash is the hash of the answered boot's secret; "" when it
+	// sent none (a profile older than v0.8.0).
+	BootSecretHash string
+	AnsweredAt     time.Time
+}
+
+// Boot is the boot that asks: its id, and the secret it made for itself
+// ("" from older profiles).
+type Boot struct {
+	ID, Secret string
+}
+
+// Answered says whether b is the boot r records as answered: the same id
+// and, where that boot sent a secret, the same secret. The boot id alone
+// proves little: boot reports and logs show it.
+func (r Record) Answered(b Boot) bool {
+	if r.BootID != b.ID {
+		return false
+	}
+	if r.BootSecretHash == "" {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(r.BootSecretHash), []byte(secretHash(b.Secret))) == 1
+}
+
+// secretHash is what is kept of a boot secret.
+func secretHash(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
 }
 
 // ParseRecord reads the record of a join identity; ok is false for a
@@ -86,7 +121,7 @@ func ParseRecord(sa *corev1.ServiceAccount) (r Record, ok bool) {
 		return Record{}, false
 	}
 	return Record{Account: sa, Machine: key, MachineUID: types.UID(sa.Annotations[annotationMachineUID]),
-		BootID: sa.Annotations[annotationBootID], AnsweredAt: at}, true
+		BootID: sa.Annotations[annotationBootID], BootSecretHash: sa.Annotations[annotationBootSecretHash], AnsweredAt: at}, true
 }
 
 func parseMachineKey(s string) (MachineKey, error) {
@@ -124,10 +159,13 @@ func objectMeta(m *clusterv1alpha1.Machine) metav1.ObjectMeta {
 }
 
 // newAccount is the join identity of m, recording that boot asked at now.
-func newAccount(m *clusterv1alpha1.Machine, bootID string, now time.Time) *corev1.ServiceAccount {
+func newAccount(m *clusterv1alpha1.Machine, boot Boot, now time.Time) *corev1.ServiceAccount {
 	meta := objectMeta(m)
 	meta.Annotations[annotationMachineUID] = string(m.UID)
-	meta.Annotations[annotationBootID] = bootID
+	meta.Annotations[annotationBootID] = boot.ID
+	if h := secretHash(boot.Secret); h != "" {
+		meta.Annotations[annotationBootSecretHash] = h
+	}
 	meta.Annotations[annotationAnsweredAt] = now.UTC().Format(time.RFC3339)
 	return &corev1.ServiceAccount{ObjectMeta: meta, AutomountServiceAccountToken: ptr.To(false)}
 }

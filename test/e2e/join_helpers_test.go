@@ -117,6 +117,12 @@ func userDataToken(t testing.TB, ns, md string) string {
 // joinAs posts a MachineJoin through kube-apiserver with token.
 func joinAs(t testing.TB, token, ns, machine, boot string) (*osmv1alpha1.MachineJoin, error) {
 	t.Helper()
+	return joinAsBoot(t, token, ns, machine, osmv1alpha1.MachineJoinSpec{BootID: boot})
+}
+
+// joinAsBoot is joinAs of a boot that may send its secret (boot.BootSecret).
+func joinAsBoot(t testing.TB, token, ns, machine string, boot osmv1alpha1.MachineJoinSpec) (*osmv1alpha1.MachineJoin, error) {
+	t.Helper()
 	cfg := &rest.Config{Host: env.config.Host, BearerToken: token, QPS: 100, Burst: 200,
 		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
 	c, err := osmclient.NewForConfig(cfg)
@@ -124,7 +130,7 @@ func joinAs(t testing.TB, token, ns, machine, boot string) (*osmv1alpha1.Machine
 		t.Fatal(err)
 	}
 	return c.OsmV1alpha1().MachineJoins(ns).Create(context.Background(), &osmv1alpha1.MachineJoin{
-		Spec: osmv1alpha1.MachineJoinSpec{MachineName: machine, BootID: boot},
+		Spec: osmv1alpha1.MachineJoinSpec{MachineName: machine, BootID: boot.BootID, BootSecret: boot.BootSecret},
 	}, metav1.CreateOptions{})
 }
 

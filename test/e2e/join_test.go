@@ -172,6 +172,42 @@ func checkNoCompatibilityObjects(t *testing.T, ref machinecontroller.Ref) {
 	}
 }
 
+// A boot that sent its secret with its MachineJoin is answered again only
+// with that secret: its boot id, which reports and logs show, is not enough
+// for whoever holds a leaked user-data. The secret is kept nowhere but on the
+// node: neither the answer nor the join identity holds it.
+func TestMachineJoinRetryNeedsTheBootSecret(t *testing.T) {
+	ns := syncerNamespace(t)
+	ms := joinMD(t, ns, "pool")
+	createMachine(t, ms, "pool-5d8f7-s3crt")
+	token := userDataToken(t, ns, "pool")
+	secret := "3f2a9c1e7b5d4a6f8e0c2b4d6f8a0c1e"
+	boot := osmv1alpha1.MachineJoinSpec{BootID: "0f3c2a4e-9b1d-4c55-8f0e-2d6b7a9c1e3f", BootSecret: secret}
+	answer, err := joinAsBoot(t, token, ns, "pool-5d8f7-s3crt", boot)
+	if err != nil {
+		t.Fatalf("MachineJoin: %v", err)
+	}
+	if answer.Spec.BootSecret != "" {
+		t.Error("the answer gives the boot secret back")
+	}
+	sa, err := env.kube.CoreV1().ServiceAccounts(nodejoin.Namespace).Get(testContext(t), nodejoin.AccountName(nodejoin.MachineKey{Namespace: ns, Name: "pool-5d8f7-s3crt"}), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range sa.Annotations {
+		if strings.Contains(v, secret) {
+			t.Errorf("the join identity's annotation %s holds the boot secret", k)
+		}
+	}
+	refused(t, "the boot id without the secret", errOf(joinAsBoot(t, token, ns, "pool-5d8f7-s3crt", osmv1alpha1.MachineJoinSpec{BootID: boot.BootID})),
+		"for another boot; it is answered once")
+	refused(t, "the boot id with another secret", errOf(joinAsBoot(t, token, ns, "pool-5d8f7-s3crt",
+		osmv1alpha1.MachineJoinSpec{BootID: boot.BootID, BootSecret: strings.Repeat("ab", 16)})), "for another boot; it is answered once")
+	if _, err := joinAsBoot(t, token, ns, "pool-5d8f7-s3crt", boot); err != nil {
+		t.Errorf("the same boot with its secret, within the retry window: %v", err)
+	}
+}
+
 func errOf(_ *osmv1alpha1.MachineJoin, err error) error { return err }
 
 // A profile written for upstream OSM (it reads the MD's Secrets with .Token)

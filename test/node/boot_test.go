@@ -121,7 +121,7 @@ func runBoot(t *testing.T, b boot) error {
 	if err := checkReplayRefused(ctx, vm, b); err != nil {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}
-	report("%s: user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
+	report("%s: MachineJoin carried the boot secret (hash kept), user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
 	if b.servingCSR {
 		if err := checkKubeletServing(ctx, vm, b); err != nil {
 			return fail(err)

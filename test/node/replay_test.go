@@ -5,13 +5,16 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -63,6 +66,9 @@ func checkReplayRefused(ctx context.Context, vm *nodevm.VM, b boot) error {
 		return fmt.Errorf("the user-data credential replayed the MachineJoin of %s after the join, want 403: %w", b.node, errOrAnswered(err))
 	}
 	progress("%s: the user-data credential's MachineJoin after the join: %v", b.name, err)
+	if err := checkBootSecret(ctx, vm, b); err != nil {
+		return err
+	}
 	kube := asToken(fetch).kube
 	for what, call := range map[string]func() error{
 		"read the bootstrap Secret": func() error {
@@ -222,4 +228,31 @@ func errOrAnswered(err error) error {
 		return errors.New("answered")
 	}
 	return err
+}
+
+// checkBootSecret checks that the VM's MachineJoin carried the secret its boot
+// made (in /run/osm/boot-secret, which only root reads): the join identity
+// keeps its sha256, so that only this boot is answered again, not whoever
+// knows its boot id.
+func checkBootSecret(ctx context.Context, vm *nodevm.VM, b boot) error {
+	out, err := vm.Agent.Run(ctx, "stat -c %a /run/osm/boot-secret && cat /run/osm/boot-secret")
+	if err != nil {
+		return fmt.Errorf("reading the VM's boot secret: %w", err)
+	}
+	mode, secret, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	if mode != "600" || len(secret) != 32 {
+		return fmt.Errorf("the VM's /run/osm/boot-secret has mode %s and %d characters, want 600 and 32", mode, len(secret))
+	}
+	sa, err := env.kube.CoreV1().ServiceAccounts(nodejoin.Namespace).Get(ctx,
+		nodejoin.AccountName(nodejoin.MachineKey{Namespace: testNamespace, Name: b.node}), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("the join identity of %s: %w", b.node, err)
+	}
+	rec, ok := nodejoin.ParseRecord(sa)
+	sum := sha256.Sum256([]byte(secret))
+	if !ok || rec.BootSecretHash != hex.EncodeToString(sum[:]) {
+		return fmt.Errorf("the join identity of %s records boot secret hash %q, not the hash of the VM's secret", b.node, rec.BootSecretHash)
+	}
+	progress("%s: the MachineJoin carried the boot's secret: the join identity keeps its sha256, the secret stayed on the VM", b.name)
+	return nil
 }

@@ -271,6 +271,9 @@ type MachineJoinSpec struct {
 	MachineName string
 	// BootID identifies the boot asking.
 	BootID string
+	// BootSecret is a random value only the boot asking holds; empty from
+	// nodes provisioned by older profiles.
+	BootSecret string
 }
 
 // MachineJoinStatus is the answer: what the node needs to join as that machine.

@@ -1703,6 +1703,13 @@ func schema_pkg_apis_osm_v1alpha1_MachineJoinSpec(ref common.ReferenceCallback) 
 							Format:      "",
 						},
 					},
+					"bootSecret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootSecret is a random value the boot made for itself and keeps to itself (32-128 letters and digits): the first answer records its hash, and a request again within the retry window must bring the same value. Unlike the boot id, which boot reports and logs show, it proves the request comes from the boot that was answered. Optional, for nodes provisioned by profiles older than v0.8.0.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"machineName", "bootID"},
 			},

@@ -86,7 +86,7 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	}
 	namespace := genericapirequest.NamespaceValue(ctx)
 	user, _ := genericapirequest.UserFrom(ctx)
-	answer, err := r.joiner.Join(ctx, nodejoin.Request{User: user, Namespace: namespace, MachineName: req.Spec.MachineName, BootID: req.Spec.BootID})
+	answer, err := r.joiner.Join(ctx, nodejoin.Request{User: user, Namespace: namespace, MachineName: req.Spec.MachineName, BootID: req.Spec.BootID, BootSecret: req.Spec.BootSecret})
 	var refused *nodejoin.RefusedError
 	var unavailable *nodejoin.UnavailableError
 	switch {
@@ -100,7 +100,8 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	}
 	out := &osm.MachineJoin{
 		ObjectMeta: metav1.ObjectMeta{Name: req.Spec.MachineName, Namespace: namespace, CreationTimestamp: metav1.Now()},
-		Spec:       req.Spec,
+		// The boot secret goes back to no one.
+		Spec: osm.MachineJoinSpec{MachineName: req.Spec.MachineName, BootID: req.Spec.BootID},
 		Status: osm.MachineJoinStatus{
 			Kubeconfig:                answer.Kubeconfig,
 			ExpirationTimestamp:       metav1.NewTime(answer.Expiration),
@@ -117,6 +118,10 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 // a UUID; anything of its alphabet is taken.
 var bootIDRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
+// bootSecretRE is what a boot secret may be: enough random letters and digits
+// (the default profiles send 32 hex digits).
+var bootSecretRE = regexp.MustCompile(`^[A-Za-z0-9]{32,128}$`)
+
 func validate(req *osm.MachineJoin) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -129,6 +134,10 @@ func validate(req *osm.MachineJoin) field.ErrorList {
 	}
 	if !bootIDRE.MatchString(req.Spec.BootID) {
 		errs = append(errs, field.Invalid(spec.Child("bootID"), req.Spec.BootID, "must be the node's boot id (/proc/sys/kernel/random/boot_id): 1-64 letters, digits and dashes"))
+	}
+	if req.Spec.BootSecret != "" && !bootSecretRE.MatchString(req.Spec.BootSecret) {
+		// Never echo a secret, even a malformed one.
+		errs = append(errs, field.Invalid(spec.Child("bootSecret"), "(not shown)", "must be 32-128 letters and digits the boot made at random"))
 	}
 	if req.Name != "" && req.Name != req.Spec.MachineName {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), req.Name, "must be empty or the machine's name"))

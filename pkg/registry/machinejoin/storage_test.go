@@ -33,7 +33,7 @@ func TestCreate(t *testing.T) {
 	expiration := time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC)
 	answer := &nodejoin.Answer{Kubeconfig: []byte("kubeconfig"), Expiration: expiration, Provisioning: []byte("#cloud-config\n"), ProvisioningFormat: osm.PayloadFormatCloudInit,
 		Profile: osm.ProfileReference{Namespace: "kube-system", Name: "osp-ubuntu", Version: "v1.6.0", Defaulted: true}, Revision: "4"}
-	valid := osm.MachineJoinSpec{MachineName: "pool-5d8f7-x2k4q", BootID: "0f3c2a4e-9b1d-4c55-8f0e-2d6b7a9c1e3f"}
+	valid := osm.MachineJoinSpec{MachineName: "pool-5d8f7-x2k4q", BootID: "0f3c2a4e-9b1d-4c55-8f0e-2d6b7a9c1e3f", BootSecret: "9f86d081884c7d659a2feaa0c55ad015"}
 	for _, tc := range []struct {
 		name     string
 		spec     osm.MachineJoinSpec
@@ -52,6 +52,9 @@ func TestCreate(t *testing.T) {
 		{name: "no machine", spec: osm.MachineJoinSpec{BootID: valid.BootID}, wantCode: http.StatusUnprocessableEntity, wantMsg: "spec.machineName: Required"},
 		{name: "invalid machine", spec: osm.MachineJoinSpec{MachineName: "<MACHINE_NAME>", BootID: valid.BootID}, wantCode: http.StatusUnprocessableEntity, wantMsg: "spec.machineName: Invalid"},
 		{name: "no boot", spec: osm.MachineJoinSpec{MachineName: valid.MachineName}, wantCode: http.StatusUnprocessableEntity, wantMsg: "spec.bootID: Invalid"},
+		{name: "no boot secret (older profiles)", spec: osm.MachineJoinSpec{MachineName: valid.MachineName, BootID: valid.BootID}},
+		{name: "short boot secret", spec: osm.MachineJoinSpec{MachineName: valid.MachineName, BootID: valid.BootID, BootSecret: "guessable"},
+			wantCode: http.StatusUnprocessableEntity, wantMsg: "spec.bootSecret: Invalid value: \"(not shown)\""},
 		{name: "other name", spec: valid, meta: "other", wantCode: http.StatusUnprocessableEntity, wantMsg: "metadata.name: Invalid"},
 		{name: "dry run", spec: valid, dryRun: true, wantCode: http.StatusBadRequest, wantMsg: "cannot be a dry run"},
 	} {
@@ -77,10 +80,14 @@ func TestCreate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if j.got.Namespace != "team" || j.got.MachineName != valid.MachineName || j.got.BootID != valid.BootID || j.got.User.GetName() != "system:serviceaccount:cloud-init-settings:osm-fetch-x" {
+			if j.got.Namespace != "team" || j.got.MachineName != valid.MachineName || j.got.BootID != valid.BootID || j.got.BootSecret != tc.spec.BootSecret ||
+				j.got.User.GetName() != "system:serviceaccount:cloud-init-settings:osm-fetch-x" {
 				t.Errorf("request %+v", j.got)
 			}
 			out := obj.(*osm.MachineJoin)
+			if out.Spec.BootSecret != "" {
+				t.Error("the answer gives the boot secret back")
+			}
 			if out.Name != valid.MachineName || out.Namespace != "team" || string(out.Status.Kubeconfig) != "kubeconfig" ||
 				!out.Status.ExpirationTimestamp.Time.Equal(expiration) || string(out.Status.Provisioning) != "#cloud-config\n" ||
 				out.Status.ProvisioningFormat != osm.PayloadFormatCloudInit || out.Status.MachineDeploymentRevision != "4" ||

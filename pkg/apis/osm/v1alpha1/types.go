@@ -338,6 +338,14 @@ type MachineJoinSpec struct {
 	// /proc/sys/kernel/random/boot_id. A request of the same boot within the
 	// retry window after the first answer is answered again.
 	BootID string `json:"bootID"`
+	// BootSecret is a random value the boot made for itself and keeps to
+	// itself (32-128 letters and digits): the first answer records its hash,
+	// and a request again within the retry window must bring the same value.
+	// Unlike the boot id, which boot reports and logs show, it proves the
+	// request comes from the boot that was answered. Optional, for nodes
+	// provisioned by profiles older than v0.8.0.
+	// +optional
+	BootSecret string `json:"bootSecret,omitempty"`
 }
 
 // MachineJoinStatus is the answer: what the node needs to join as that machine.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // The leader's controllers watch some objects only while they lead: each
@@ -33,9 +34,10 @@ func (f factories) Shutdown() {
 	}
 }
 
-// Owned are the informers of what the syncer keeps besides Secrets: in
-// cloud-init-settings the fetch tokens' ServiceAccounts, Roles and
-// RoleBindings (by label), and each managed namespace itself.
+// Owned are the informers of what the syncer keeps besides Secrets: the fetch
+// tokens' ServiceAccounts in tokens.FetchNamespace and their Roles and
+// RoleBindings in cloud-init-settings (by label), and each managed namespace
+// itself.
 type Owned struct {
 	factories
 	ServiceAccounts, Roles, RoleBindings cache.SharedIndexInformer
@@ -46,12 +48,13 @@ type Owned struct {
 // NewOwned returns the informers of one term of the syncer, watching the
 // namespaces named.
 func NewOwned(client kubernetes.Interface, namespaces []string) *Owned {
+	ours := informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = machinecontroller.ManagedSelector().String() })
 	managed := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(machinecontroller.CloudInitSettingsNamespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = machinecontroller.ManagedSelector().String() }))
+		informers.WithNamespace(machinecontroller.CloudInitSettingsNamespace), ours)
+	fetch := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(tokens.FetchNamespace), ours)
 	o := &Owned{
-		factories:       factories{managed},
-		ServiceAccounts: managed.Core().V1().ServiceAccounts().Informer(),
+		factories:       factories{managed, fetch},
+		ServiceAccounts: fetch.Core().V1().ServiceAccounts().Informer(),
 		Roles:           managed.Rbac().V1().Roles().Informer(),
 		RoleBindings:    managed.Rbac().V1().RoleBindings().Informer(),
 		Namespaces:      map[string]cache.SharedIndexInformer{},

@@ -72,6 +72,10 @@ func remove(ctx context.Context, c Clients, o Object) error {
 		client = c.Management
 	}
 	opts := metav1.DeleteOptions{}
+	if o.UID != "" {
+		// What Find read, and found upstream's, and nothing that replaced it.
+		opts.Preconditions = &metav1.Preconditions{UID: &o.UID}
+	}
 	var err error
 	switch o.Kind {
 	case "Secret":
@@ -91,10 +95,13 @@ func remove(ctx context.Context, c Clients, o Object) error {
 	default:
 		return fmt.Errorf("cannot delete %s: unknown kind", o)
 	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to delete %s: %w", o, err)
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err) && o.UID != "":
+		return fmt.Errorf("%s was replaced since migrate read it (uid %s), not deleted: run migrate again: %w", o, o.UID, err)
 	}
-	return nil
+	return fmt.Errorf("failed to delete %s: %w", o, err)
 }
 
 func deleteWebhookConfiguration(ctx context.Context, client kubernetes.Interface, o Object, opts metav1.DeleteOptions) error {

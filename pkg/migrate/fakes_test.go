@@ -62,13 +62,9 @@ func newCluster(t *testing.T) *cluster {
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &hourAgo}},
 		webhookConfiguration("operatingsystemmanager.k8c.io", "operating-system-manager-webhook"),
 		webhookConfiguration("machine-controller.kubermatic.io", "machine-controller-webhook"),
-		secret(settings, GetterTokenSecret, nil, corev1.SecretTypeServiceAccountToken),
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: settings, Name: GetterName}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: settings, Name: GetterName}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: settings, Name: GetterName}},
-		secret(settings, "e2e-a-kubelet-bootstrap-config", nil, corev1.SecretTypeOpaque),
-		secret("kube-system", "bootstrap-token-abc123", map[string]string{BootstrapTokenLabel: "e2e-a"}, corev1.SecretTypeBootstrapToken),
 	}
+	objects = append(objects, upstreamGetter()...)
+	objects = append(objects, upstreamCredentials("e2e-a", "abc123")...)
 	for _, md := range []string{"a", "plain"} {
 		objects = append(objects, ourPayloads(machinecontroller.Ref{Namespace: "e2e", Name: md}, "3")...)
 	}
@@ -108,6 +104,32 @@ func newCluster(t *testing.T) *cluster {
 			Status: osmv1alpha1.OperatingSystemConfigStatus{RenderError: "operatingsystemprofile kube-system/custom not found"}},
 	)
 	return &cluster{kube: kube, dynamic: dynamic, osm: osm}
+}
+
+// upstreamGetter is the getter token, its ServiceAccount and RBAC, as
+// upstream's manifests make them.
+func upstreamGetter() []runtime.Object {
+	token := secret(settings, GetterTokenSecret, nil, corev1.SecretTypeServiceAccountToken)
+	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: GetterName}
+	return []runtime.Object{
+		token,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: settings, Name: GetterName}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: settings, Name: GetterName},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: settings, Name: GetterName},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: GetterName},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: settings, Name: GetterName}}},
+	}
+}
+
+// upstreamCredentials are the kubelet bootstrap kubeconfig Secret and the
+// bootstrap token upstream makes for the MD of key (UpstreamKey).
+func upstreamCredentials(key, id string) []runtime.Object {
+	kubeconfig := secret(settings, key+"-kubelet-bootstrap-config", nil, corev1.SecretTypeOpaque)
+	kubeconfig.Data = map[string][]byte{"kubeconfig": []byte("upstream's")}
+	token := secret("kube-system", "bootstrap-token-"+id, map[string]string{BootstrapTokenLabel: key}, corev1.SecretTypeBootstrapToken)
+	token.Data = map[string][]byte{"token-id": []byte(id), "token-secret": []byte("0123456789abcdef")}
+	return []runtime.Object{kubeconfig, token}
 }
 
 func secret(namespace, name string, labels map[string]string, typ corev1.SecretType) *corev1.Secret {

@@ -32,12 +32,11 @@ func (s *State) findMachineDeployments(ctx context.Context, c Clients, o Options
 	if err != nil {
 		return fmt.Errorf("failed to list upstream's bootstrap tokens in kube-system: %w", err)
 	}
-	tokensOf := map[string][]string{}
-	for _, t := range tokens.Items {
-		if t.Type == corev1.SecretTypeBootstrapToken {
-			key := t.Labels[BootstrapTokenLabel]
-			tokensOf[key] = append(tokensOf[key], t.Name)
-		}
+	tokensOf := map[string][]*corev1.Secret{}
+	for i := range tokens.Items {
+		t := &tokens.Items[i]
+		key := t.Labels[BootstrapTokenLabel]
+		tokensOf[key] = append(tokensOf[key], t)
 	}
 	var joinModes map[machinecontroller.Ref]osm.NodeJoinMode
 	if s.Serving {
@@ -63,7 +62,7 @@ func (s *State) findMachineDeployments(ctx context.Context, c Clients, o Options
 	return nil
 }
 
-func machineDeployment(md *clusterv1alpha1.MachineDeployment, profileNamespace string, secrets map[string]*corev1.Secret, tokensOf map[string][]string) MachineDeployment {
+func machineDeployment(md *clusterv1alpha1.MachineDeployment, profileNamespace string, secrets map[string]*corev1.Secret, tokensOf map[string][]*corev1.Secret) MachineDeployment {
 	ref := machinecontroller.RefOf(md)
 	m := MachineDeployment{
 		Ref:       ref,
@@ -82,17 +81,31 @@ func machineDeployment(md *clusterv1alpha1.MachineDeployment, profileNamespace s
 			owner, ours := machinecontroller.Owner(got)
 			sec.Exists, sec.Ours = true, ours && owner == ref
 			sec.Revision = got.Annotations[machinecontroller.AnnotationSecretMDRevision]
+			sec.UID = got.UID
+			if !sec.Ours {
+				sec.NotUpstream = notUpstreamPayload(got)
+			}
 		}
 		m.Secrets[i] = sec
 	}
-	ns := machinecontroller.CloudInitSettingsNamespace
-	if _, ok := secrets[KubeletBootstrapSecretName(ref)]; ok {
-		m.Leftovers = append(m.Leftovers, Object{Kind: "Secret", Namespace: ns, Name: KubeletBootstrapSecretName(ref)})
+	if got, ok := secrets[KubeletBootstrapSecretName(ref)]; ok {
+		m.leftover(got, notUpstreamKubeletBootstrap(got))
 	}
 	for _, t := range tokensOf[UpstreamKey(ref)] {
-		m.Leftovers = append(m.Leftovers, Object{Kind: "Secret", Namespace: "kube-system", Name: t})
+		m.leftover(t, notUpstreamBootstrapToken(t))
 	}
 	return m
+}
+
+// leftover records s, an upstream node credential of m, or, when it is not
+// upstream's (why), that it is left alone.
+func (m *MachineDeployment) leftover(s *corev1.Secret, why string) {
+	o := Object{Kind: "Secret", Namespace: s.Namespace, Name: s.Name, UID: s.UID}
+	if why != "" {
+		m.Skipped = append(m.Skipped, Skip{Object: o, Reason: why})
+		return
+	}
+	m.Leftovers = append(m.Leftovers, o)
 }
 
 // nodeJoinModes reads how the nodes of each MD join from our
@@ -122,7 +135,12 @@ func (m *MachineDeployment) joins(mode osm.NodeJoinMode) {
 	p := &m.Secrets[1]
 	p.Unneeded = true
 	if p.Exists && !p.Ours && !m.Deleting {
-		m.Leftovers = append(m.Leftovers, Object{Kind: "Secret", Namespace: machinecontroller.CloudInitSettingsNamespace, Name: p.Name})
+		o := Object{Kind: "Secret", Namespace: machinecontroller.CloudInitSettingsNamespace, Name: p.Name, UID: p.UID}
+		if p.NotUpstream != "" {
+			m.Skipped = append(m.Skipped, Skip{Object: o, Reason: p.NotUpstream})
+		} else {
+			m.Leftovers = append(m.Leftovers, o)
+		}
 	}
 }
 

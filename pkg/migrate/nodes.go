@@ -18,33 +18,57 @@ import (
 
 func (s *State) findGetter(ctx context.Context, c kubernetes.Interface) error {
 	ns := machinecontroller.CloudInitSettingsNamespace
-	// The token first: deleting it revokes it at once.
+	// The token first: deleting it revokes it at once. Each is deleted only
+	// if it has the shape upstream gives it (ownership.go).
 	for _, o := range []struct {
-		object Object
-		get    func() error
+		kind string
+		get  func() (metav1.Object, string, error)
 	}{
-		{Object{Kind: "Secret", Namespace: ns, Name: GetterTokenSecret}, func() error {
-			_, err := c.CoreV1().Secrets(ns).Get(ctx, GetterTokenSecret, metav1.GetOptions{})
-			return err
+		{"Secret", func() (metav1.Object, string, error) {
+			got, err := c.CoreV1().Secrets(ns).Get(ctx, GetterTokenSecret, metav1.GetOptions{})
+			if err != nil {
+				return nil, "", err
+			}
+			return got, notUpstreamGetterToken(got), nil
 		}},
-		{Object{Kind: "ServiceAccount", Namespace: ns, Name: GetterName}, func() error {
-			_, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, GetterName, metav1.GetOptions{})
-			return err
+		{"ServiceAccount", func() (metav1.Object, string, error) {
+			got, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, GetterName, metav1.GetOptions{})
+			if err != nil {
+				return nil, "", err
+			}
+			return got, ownerless(got.ObjectMeta), nil
 		}},
-		{Object{Kind: "RoleBinding", Namespace: ns, Name: GetterName}, func() error {
-			_, err := c.RbacV1().RoleBindings(ns).Get(ctx, GetterName, metav1.GetOptions{})
-			return err
+		{"RoleBinding", func() (metav1.Object, string, error) {
+			got, err := c.RbacV1().RoleBindings(ns).Get(ctx, GetterName, metav1.GetOptions{})
+			if err != nil {
+				return nil, "", err
+			}
+			return got, notUpstreamGetterBinding(got), nil
 		}},
-		{Object{Kind: "Role", Namespace: ns, Name: GetterName}, func() error {
-			_, err := c.RbacV1().Roles(ns).Get(ctx, GetterName, metav1.GetOptions{})
-			return err
+		{"Role", func() (metav1.Object, string, error) {
+			got, err := c.RbacV1().Roles(ns).Get(ctx, GetterName, metav1.GetOptions{})
+			if err != nil {
+				return nil, "", err
+			}
+			return got, notUpstreamGetterRole(got), nil
 		}},
 	} {
-		switch err := o.get(); {
-		case err == nil:
-			s.Getter = append(s.Getter, o.object)
-		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("failed to get %s: %w", o.object, err)
+		name := GetterName
+		if o.kind == "Secret" {
+			name = GetterTokenSecret
+		}
+		object := Object{Kind: o.kind, Namespace: ns, Name: name}
+		got, why, err := o.get()
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("failed to get %s: %w", object, err)
+		case why != "":
+			object.UID = got.GetUID()
+			s.Skipped = append(s.Skipped, Skip{Object: object, Reason: why})
+		default:
+			object.UID = got.GetUID()
+			s.Getter = append(s.Getter, object)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
@@ -53,6 +54,9 @@ type Plan struct {
 	Steps   []Step
 	// Notes say what stays as it is, and why.
 	Notes []string
+	// Skipped are objects of upstream's names that are not upstream's:
+	// left alone.
+	Skipped []Skip
 }
 
 // NewPlan orders what to do about s.
@@ -76,8 +80,10 @@ func NewPlan(s *State) *Plan {
 		}
 		p.Steps = append(p.Steps, step)
 	}
+	p.Skipped = append(p.Skipped, s.Skipped...)
 	for _, md := range s.MachineDeployments {
 		p.machineDeployment(md)
+		p.Skipped = append(p.Skipped, md.Skipped...)
 	}
 	credentials := credentialsWait(s)
 	for _, md := range s.MachineDeployments {
@@ -103,6 +109,7 @@ func NewPlan(s *State) *Plan {
 		p.Steps = append(p.Steps, Step{Action: DeleteOSCCRD, Objects: []Object{{Kind: "CustomResourceDefinition", Name: OSCCRD, Management: true}},
 			Text: "delete CustomResourceDefinition " + OSCCRD + ": then `kubectl get osc` is osm-apiserver's"})
 	}
+	slices.SortFunc(p.Skipped, func(a, b Skip) int { return strings.Compare(a.Object.String(), b.Object.String()) })
 	p.note(s)
 	return p
 }
@@ -114,9 +121,15 @@ func (p *Plan) machineDeployment(md MachineDeployment) {
 	if md.Deleting {
 		var objects []Object
 		for _, s := range md.Secrets {
-			if s.Exists && !s.Ours {
-				objects = append(objects, Object{Kind: "Secret", Namespace: machinecontroller.CloudInitSettingsNamespace, Name: s.Name})
+			if !s.Exists || s.Ours {
+				continue
 			}
+			o := Object{Kind: "Secret", Namespace: machinecontroller.CloudInitSettingsNamespace, Name: s.Name, UID: s.UID}
+			if s.NotUpstream != "" {
+				p.Skipped = append(p.Skipped, Skip{Object: o, Reason: s.NotUpstream})
+				continue
+			}
+			objects = append(objects, o)
 		}
 		objects = append(objects, md.Leftovers...)
 		if len(objects) > 0 {

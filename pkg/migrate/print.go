@@ -69,6 +69,13 @@ func (p *Plan) found(pw *printer) {
 }
 
 func (p *Plan) notes(pw *printer) {
+	if len(p.Skipped) > 0 {
+		pw.line("")
+		pw.line("Left alone, named like upstream's objects but not upstream's:")
+		for _, s := range p.Skipped {
+			pw.line("  - " + s.String())
+		}
+	}
 	if len(p.Notes) > 0 {
 		pw.line("")
 		pw.line("Not changed by migrate:")

@@ -3,6 +3,7 @@ package migrate
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -45,6 +46,9 @@ type State struct {
 	Webhooks []WebhookConfiguration
 	// Getter are the objects of upstream's getter token that exist.
 	Getter []Object
+	// Skipped are objects with upstream's names that are not upstream's:
+	// migrate leaves them alone.
+	Skipped []Skip
 	// MachineDeployments are all of them, by namespace and name.
 	MachineDeployments []MachineDeployment
 	// Machines says whether the cluster serves Machines; Joining names those
@@ -72,6 +76,8 @@ type MachineDeployment struct {
 	// kubelet bootstrap kubeconfig Secret and bootstrap tokens, and its
 	// provisioning Secret when its nodes join through a MachineJoin.
 	Leftovers []Object
+	// Skipped are Secrets of its upstream names that are not upstream's.
+	Skipped []Skip
 	// Join is how its nodes join, as its OperatingSystemConfig says; empty
 	// when osm-apiserver does not answer or does not know yet.
 	Join osm.NodeJoinMode
@@ -87,6 +93,10 @@ type Secret struct {
 	// Exists, Ours (labelled for this MD), Revision: its revision annotation.
 	Exists, Ours bool
 	Revision     string
+	// UID is the Secret's; NotUpstream says why it is not upstream's either
+	// (another MD's of osm-apiserver, a user's): it is never deleted.
+	UID         types.UID
+	NotUpstream string
 	// Unneeded says osm-apiserver writes no such Secret for the MD: the
 	// provisioning Secret of an MD whose nodes join through a MachineJoin,
 	// which get their provisioning payload in its answer.
@@ -94,9 +104,11 @@ type Secret struct {
 }
 
 // Object is an object to delete, in the worker cluster unless Management.
+// UID, when set, is the one Find read: Apply deletes nothing else.
 type Object struct {
 	Kind, Namespace, Name string
 	Management            bool
+	UID                   types.UID
 }
 
 func (o Object) String() string {

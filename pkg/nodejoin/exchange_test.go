@@ -46,7 +46,7 @@ type fixture struct {
 type callers struct{}
 
 func (callers) CallerMachineDeployment(u user.Info) (machinecontroller.Ref, bool) {
-	name, ok := strings.CutPrefix(u.GetName(), "system:serviceaccount:cloud-init-settings:osm-fetch-")
+	name, ok := strings.CutPrefix(u.GetName(), "system:serviceaccount:osm-fetch:osm-fetch-")
 	return machinecontroller.Ref{Namespace: "team", Name: name}, ok
 }
 
@@ -116,7 +116,7 @@ func (f *fixture) join(md, machine, boot string) (*Answer, error) {
 // joinWithSecret is join of a boot that sends its secret.
 func (f *fixture) joinWithSecret(md, machine string, boot Boot) (*Answer, error) {
 	return f.exchange.Join(context.Background(), Request{
-		User:      &user.DefaultInfo{Name: "system:serviceaccount:cloud-init-settings:osm-fetch-" + md},
+		User:      &user.DefaultInfo{Name: "system:serviceaccount:osm-fetch:osm-fetch-" + md},
 		Namespace: "team", MachineName: machine, BootID: boot.ID, BootSecret: boot.Secret,
 	})
 }
@@ -251,12 +251,12 @@ func TestExchangeRefuses(t *testing.T) {
 		{name: "machine being deleted", md: "pool", machine: deleting.Name, want: "is being deleted"},
 		{name: "MD gone", md: "gone", machine: "pool-5d8f7-x2k4q", want: "machinedeployment team/gone is gone"},
 		{name: "other namespace", md: "pool", machine: "pool-5d8f7-x2k4q", namespace: "elsewhere", want: "in namespace team only"},
-		{name: "not a fetch credential", user: "system:serviceaccount:cloud-init-settings:default", machine: "pool-5d8f7-x2k4q",
-			want: "user system:serviceaccount:cloud-init-settings:default is not the fetch credential of a MachineDeployment"},
+		{name: "not a fetch credential", user: "system:serviceaccount:osm-fetch:default", machine: "pool-5d8f7-x2k4q",
+			want: "user system:serviceaccount:osm-fetch:default is not the fetch credential of a MachineDeployment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Request{Namespace: "team", MachineName: tc.machine, BootID: "boot-1",
-				User: &user.DefaultInfo{Name: "system:serviceaccount:cloud-init-settings:osm-fetch-" + tc.md}}
+				User: &user.DefaultInfo{Name: "system:serviceaccount:osm-fetch:osm-fetch-" + tc.md}}
 			if tc.namespace != "" {
 				r.Namespace = tc.namespace
 			}

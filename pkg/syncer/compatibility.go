@@ -42,8 +42,8 @@ func (c *Controller) warnCompatibility(md *clusterv1alpha1.MachineDeployment, ou
 func (c *Controller) removeCompatibility(ctx context.Context, md *clusterv1alpha1.MachineDeployment) error {
 	ref := machinecontroller.RefOf(md)
 	secrets := c.compatibilitySecrets(ref)
-	_, roleErr := c.owned.roleLister().Roles(tokens.FetchNamespace).Get(tokens.FetchAccessName(ref))
-	_, bindingErr := c.owned.roleBindingLister().RoleBindings(tokens.FetchNamespace).Get(tokens.FetchAccessName(ref))
+	_, roleErr := c.owned.roleLister().Roles(machinecontroller.CloudInitSettingsNamespace).Get(tokens.FetchAccessName(ref))
+	_, bindingErr := c.owned.roleBindingLister().RoleBindings(machinecontroller.CloudInitSettingsNamespace).Get(tokens.FetchAccessName(ref))
 	_, hasToken := tokens.Lookup(c.cfg.Tokens.Index(), ref, tokens.PurposeKubelet)
 	if len(secrets) == 0 && roleErr != nil && bindingErr != nil && !hasToken {
 		return nil

@@ -55,7 +55,10 @@ type Controller struct {
 	// selfSubject is who the syncer is, once selfKnown (see self).
 	selfSubject *rbacv1.Subject
 	selfKnown   bool
-	stopEvents  func()
+	// legacyFetchRemoved says removeLegacyFetch found cloud-init-settings
+	// free of earlier versions' fetch credentials (namespace worker only).
+	legacyFetchRemoved bool
+	stopEvents         func()
 	// compatibility holds, per MD in the compatibility mode, the profile
 	// revision its Warning was recorded for in this term.
 	compatibility sync.Map
@@ -89,7 +92,7 @@ func New(cfg Config) (*Controller, error) {
 			TTL:             cfg.TokenTTL,
 			RenewBefore:     cfg.TokenRenewBefore,
 		},
-		rbac:  &tokens.AccessWriter{Client: cfg.Client, Namespace: tokens.FetchNamespace},
+		rbac:  &tokens.AccessWriter{Client: cfg.Client, Namespace: machinecontroller.CloudInitSettingsNamespace},
 		owned: own,
 		namespaceQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
@@ -190,8 +193,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		klog.FromContext(ctx).Error(err, "Failed to sync MachineDeployment", "machineDeployment", key)
 		c.queue.AddRateLimited(key)
 		if apierrors.IsForbidden(err) {
-			// Perhaps the syncer's own RoleBinding in cloud-init-settings went.
+			// Perhaps the syncer's own RoleBinding in cloud-init-settings,
+			// or in the fetch tokens' namespace, went.
 			c.namespaceQueue.Add(machinecontroller.CloudInitSettingsNamespace)
+			c.namespaceQueue.Add(tokens.FetchNamespace)
 		}
 	default:
 		c.queue.Forget(key)

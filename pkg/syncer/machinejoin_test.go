@@ -38,10 +38,10 @@ func (h *harness) compatibilityObjects(ref machinecontroller.Ref) []string {
 			have = append(have, "secret "+name)
 		}
 	}
-	if _, err := h.client.RbacV1().Roles(tokens.FetchNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err == nil {
+	if _, err := h.client.RbacV1().Roles(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err == nil {
 		have = append(have, "role")
 	}
-	if _, err := h.client.RbacV1().RoleBindings(tokens.FetchNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err == nil {
+	if _, err := h.client.RbacV1().RoleBindings(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err == nil {
 		have = append(have, "role binding")
 	}
 	return have

@@ -12,11 +12,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
+	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // The syncer's own access to cloud-init-settings (and to the namespace of the
@@ -29,6 +31,11 @@ const (
 	AccessClusterRole = "osm-apiserver:syncer-cloud-init-settings"
 	// AccessRoleBinding binds AccessClusterRole to the syncer there.
 	AccessRoleBinding = "osm-apiserver:syncer-cloud-init-settings"
+	// FetchAccessClusterRole holds what the syncer may do in
+	// tokens.FetchNamespace (the fetch tokens' ServiceAccounts and Secrets);
+	// FetchAccessRoleBinding binds it there.
+	FetchAccessClusterRole = "osm-apiserver:syncer-fetch"
+	FetchAccessRoleBinding = "osm-apiserver:syncer-fetch"
 )
 
 // managedNamespace is a namespace the syncer keeps, with its own access
@@ -37,13 +44,19 @@ type managedNamespace struct {
 	name, binding, role string
 	// mds says that MachineDeployments are synced only while it is usable.
 	mds bool
+	// requeue says every MachineDeployment is synced again once the
+	// syncer's access there is restored: they write there, but do not wait
+	// for it (a write that fails is retried with backoff).
+	requeue bool
 }
 
-// managedNamespaces: cloud-init-settings (payloads, fetch credentials) and
-// the namespace of the machines' join identities, which every replica writes
-// when it answers a MachineJoin.
+// managedNamespaces: cloud-init-settings (payloads, the compatibility mode's
+// fetch Roles), the namespace of the fetch tokens, and the namespace of the
+// machines' join identities, which every replica writes when it answers a
+// MachineJoin.
 var managedNamespaces = []managedNamespace{
 	{name: machinecontroller.CloudInitSettingsNamespace, binding: AccessRoleBinding, role: AccessClusterRole, mds: true},
+	{name: tokens.FetchNamespace, binding: FetchAccessRoleBinding, role: FetchAccessClusterRole, requeue: true},
 	{name: nodejoin.Namespace, binding: nodejoin.AccessRoleBinding, role: nodejoin.AccessClusterRole},
 }
 
@@ -95,10 +108,55 @@ func (c *Controller) syncNamespace(ctx context.Context, m managedNamespace) (ret
 	// A failure to bind the syncer's access is retried, but does not hold up
 	// the MDs: the syncer may have access granted otherwise.
 	restored, err := c.ensureOwnAccess(ctx, m)
-	if m.mds && (!c.namespaceReady.Swap(true) || restored) {
+	if m.mds && (!c.namespaceReady.Swap(true) || restored) || m.requeue && restored {
 		c.enqueueAll()
 	}
+	if m.mds && err == nil {
+		err = c.removeLegacyFetch(ctx)
+	}
 	return 0, err
+}
+
+// removeLegacyFetch deletes, once per term, the fetch tokens' Secrets and
+// ServiceAccounts that versions before tokens.FetchNamespace kept in
+// cloud-init-settings, where whoever reads its Secrets (upstream OSM's getter
+// token) would read them. A VM still booting with such a token cannot post
+// its MachineJoin any more (osm-apiserver takes fetch credentials of
+// tokens.FetchNamespace only).
+func (c *Controller) removeLegacyFetch(ctx context.Context) error {
+	if c.legacyFetchRemoved {
+		return nil
+	}
+	ns := machinecontroller.CloudInitSettingsNamespace
+	fetch := labels.SelectorFromSet(labels.Set{machinecontroller.ManagedByLabel: machinecontroller.ManagedByValue}).String()
+	secrets, err := c.cfg.Client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: fetch + "," + machinecontroller.PurposeLabel + "=" + tokens.PurposeFetch})
+	if err != nil {
+		return fmt.Errorf("failed to list earlier versions' fetch token secrets in %s: %w", ns, err)
+	}
+	for _, s := range secrets.Items {
+		if s.Type != tokens.SecretTypeFetchToken {
+			continue
+		}
+		err := c.cfg.Client.CoreV1().Secrets(ns).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("failed to delete earlier version's fetch token secret %s/%s: %w", ns, s.Name, err)
+		}
+	}
+	accounts, err := c.cfg.Client.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{LabelSelector: fetch + "," + machinecontroller.PurposeLabel + "=" + tokens.PurposeFetchAccess})
+	if err != nil {
+		return fmt.Errorf("failed to list earlier versions' fetch service accounts in %s: %w", ns, err)
+	}
+	for _, a := range accounts.Items {
+		err := c.cfg.Client.CoreV1().ServiceAccounts(ns).Delete(ctx, a.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &a.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("failed to delete earlier version's fetch service account %s/%s: %w", ns, a.Name, err)
+		}
+	}
+	if n := len(secrets.Items) + len(accounts.Items); n > 0 {
+		klog.FromContext(ctx).Info("Deleted earlier versions' fetch credentials", "namespace", ns, "objects", n)
+	}
+	c.legacyFetchRemoved = true
+	return nil
 }
 
 func (c *Controller) setNamespaceReady(m managedNamespace, ready bool) {

@@ -49,16 +49,16 @@ func TestDeletedFetchCredentialIsRestoredFromWatches(t *testing.T) {
 		},
 		"service account": {
 			del: func(h *harness) error {
-				return h.client.CoreV1().ServiceAccounts(settings).Delete(ctx, name, metav1.DeleteOptions{})
+				return h.client.CoreV1().ServiceAccounts(tokens.FetchNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 			},
 			exists: func(h *harness) error {
-				_, err := h.client.CoreV1().ServiceAccounts(settings).Get(ctx, name, metav1.GetOptions{})
+				_, err := h.client.CoreV1().ServiceAccounts(tokens.FetchNamespace).Get(ctx, name, metav1.GetOptions{})
 				return err
 			},
 		},
 		"fetch token": {
 			del: func(h *harness) error {
-				return h.client.CoreV1().Secrets(settings).Delete(ctx, tokens.FetchTokenSecretName(ref), metav1.DeleteOptions{})
+				return h.client.CoreV1().Secrets(tokens.FetchNamespace).Delete(ctx, tokens.FetchTokenSecretName(ref), metav1.DeleteOptions{})
 			},
 			exists: func(h *harness) error {
 				if _, ok := tokens.LookupFetch(h.tokens.FetchLister(), ref); !ok {
@@ -154,7 +154,7 @@ func TestDeletedNamespaceIsRecreated(t *testing.T) {
 		h.eventually("fetch access of "+md, func() (bool, error) {
 			_, err1 := h.client.RbacV1().Roles(settings).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
 			_, err2 := h.client.RbacV1().RoleBindings(settings).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
-			_, err3 := h.client.CoreV1().ServiceAccounts(settings).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
+			_, err3 := h.client.CoreV1().ServiceAccounts(tokens.FetchNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{})
 			_, ok := tokens.LookupFetch(h.tokens.FetchLister(), ref)
 			return err1 == nil && err2 == nil && err3 == nil && ok, nil
 		})

@@ -92,7 +92,7 @@ func TestCreateWritesSecretsTokensAndRBAC(t *testing.T) {
 	if !strings.Contains(fetch, ".") || tok.Expiration.Sub(tok.IssuedAt) != 24*time.Hour {
 		t.Errorf("fetch token valid for %v, want 24h", tok.Expiration.Sub(tok.IssuedAt))
 	}
-	if _, err := h.client.CoreV1().ServiceAccounts(machinecontroller.CloudInitSettingsNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err != nil {
+	if _, err := h.client.CoreV1().ServiceAccounts(tokens.FetchNamespace).Get(ctx, tokens.FetchAccessName(ref), metav1.GetOptions{}); err != nil {
 		t.Errorf("fetch service account: %v", err)
 	}
 	legacy, _ := h.client.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{LabelSelector: machinecontroller.PurposeLabel + "=" + tokens.PurposeFetch})

@@ -47,12 +47,13 @@ func FetchRole(ref machinecontroller.Ref, namespace string, secretNames ...strin
 	}
 }
 
-// FetchRoleBinding binds ref's Role to ref's ServiceAccount.
+// FetchRoleBinding binds ref's Role in namespace to ref's ServiceAccount (in
+// FetchNamespace).
 func FetchRoleBinding(ref machinecontroller.Ref, namespace string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: meta(ref, namespace),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: FetchAccessName(ref)},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: FetchAccessName(ref), Namespace: namespace}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: FetchAccessName(ref), Namespace: FetchNamespace}},
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 func TestFetchRoleBindingNamesTheServiceAccount(t *testing.T) {
 	a := FetchRoleBinding(machinecontroller.Ref{Namespace: "a-b", Name: "c"}, "cloud-init-settings")
 	b := FetchRoleBinding(machinecontroller.Ref{Namespace: "a", Name: "b-c"}, "cloud-init-settings")
-	want := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: a.Name, Namespace: "cloud-init-settings"}
+	want := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: a.Name, Namespace: FetchNamespace}
 	if len(a.Subjects) != 1 || a.Subjects[0] != want {
 		t.Errorf("subjects %+v, want only %+v", a.Subjects, want)
 	}

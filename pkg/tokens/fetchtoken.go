@@ -20,10 +20,15 @@ import (
 // the TokenRequest API, bound to the Secret that holds it: deleting that Secret
 // or the ServiceAccount revokes it at once, and it expires on its own.
 
-// FetchNamespace holds the fetch tokens, their ServiceAccounts and RBAC: the
-// namespace of the Secrets they read (a bound object must be in the
-// ServiceAccount's namespace).
-const FetchNamespace = machinecontroller.CloudInitSettingsNamespace
+// FetchNamespace holds the fetch tokens' ServiceAccounts and the Secrets
+// their tokens are bound to (a bound object must be in the ServiceAccount's
+// namespace). It is not cloud-init-settings: whoever may read the Secrets
+// there — upstream OSM's getter token, which every node upstream provisioned
+// holds, reads all of them until migrate deletes it — must not read the
+// fetch tokens, and RBAC cannot deny one Secret of a namespace. The fetch
+// Roles and RoleBindings of the compatibility mode stay in
+// cloud-init-settings, beside the Secrets they grant.
+const FetchNamespace = "osm-fetch"
 
 // SecretTypeFetchToken is the type of the Secret holding a fetch token: not
 // kubernetes.io/service-account-token, which kube-controller-manager would fill.

@@ -82,13 +82,17 @@ func TestSyncerSecretsAndLeastPrivilegeFetchToken(t *testing.T) {
 	// Another MD's Secrets, its own bootstrap payload (only edge MDs need it)
 	// and the Secret holding the token itself are not its to read.
 	for _, name := range []string{machinecontroller.SecretName("beta", ns, osm.PayloadTypeProvisioning), machinecontroller.KubeletBootstrapSecretName("beta", ns),
-		bootstrap.Name, tokens.FetchTokenSecretName(machinecontroller.Ref{Namespace: ns, Name: "alpha"})} {
+		bootstrap.Name} {
 		if _, err := secrets.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("GET %s: %v, want 403", name, err)
 		}
 	}
 	if _, err := secrets.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("LIST of secrets: %v, want 403", err)
+	}
+	// Nor the Secret holding the token itself, in its own namespace.
+	if _, err := client.CoreV1().Secrets(tokens.FetchNamespace).Get(ctx, tokens.FetchTokenSecretName(machinecontroller.Ref{Namespace: ns, Name: "alpha"}), metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("GET of its own token secret: %v, want 403", err)
 	}
 	if _, err := client.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-abcdef", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("GET of a kube-system secret: %v, want 403", err)

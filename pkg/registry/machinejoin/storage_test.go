@@ -61,7 +61,7 @@ func TestCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &joiner{answer: answer, err: tc.err}
 			ctx := genericapirequest.WithNamespace(context.Background(), "team")
-			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "system:serviceaccount:cloud-init-settings:osm-fetch-x"})
+			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "system:serviceaccount:osm-fetch:osm-fetch-x"})
 			opts := &metav1.CreateOptions{}
 			if tc.dryRun {
 				opts.DryRun = []string{metav1.DryRunAll}
@@ -81,7 +81,7 @@ func TestCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if j.got.Namespace != "team" || j.got.MachineName != valid.MachineName || j.got.BootID != valid.BootID || j.got.BootSecret != tc.spec.BootSecret ||
-				j.got.User.GetName() != "system:serviceaccount:cloud-init-settings:osm-fetch-x" {
+				j.got.User.GetName() != "system:serviceaccount:osm-fetch:osm-fetch-x" {
 				t.Errorf("request %+v", j.got)
 			}
 			out := obj.(*osm.MachineJoin)

@@ -20,7 +20,6 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/profilereview"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
-	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 // storages are the REST storages of osm.k8c.io, served from the inputs.
@@ -28,7 +27,7 @@ import (
 func (in *inputs) storages(cfg Config, authz authorizer.Authorizer, events record.EventBroadcaster) registry.Storages {
 	set, cl := in.informers, cfg.Clusters
 	exchange := &nodejoin.Exchange{
-		Callers:            tokens.NewSource(set.Tokens),
+		Callers:            in.tokens,
 		MachineDeployments: in.mds,
 		Machines:           in.machines,
 		Resolver:           in.resolver,
@@ -49,7 +48,7 @@ func (in *inputs) storages(cfg Config, authz authorizer.Authorizer, events recor
 		BootReports: bootreport.NewREST(cl.Worker.CoreV1().Secrets(bootreports.Namespace)),
 		BootReportSteps: bootreport.NewStepREST(bootreport.StepConfig{
 			Secrets:            cl.Reports.CoreV1().Secrets(bootreports.Namespace),
-			Caller:             tokens.NewSource(set.Tokens).CallerMachineDeployment,
+			Caller:             in.tokens.CallerMachineDeployment,
 			MachineDeployments: in.mds,
 			Machines:           in.machines,
 			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),

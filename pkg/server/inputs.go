@@ -61,7 +61,10 @@ type inputs struct {
 	mds       machines.Lister
 	machines  *machines.MachineReader
 	selector  *overlays.Selector
-	resolver  *resolve.Resolver
+	// tokens reads the MDs' tokens: renders embed them, MachineJoins and
+	// step records are authenticated as their fetch tokens.
+	tokens   *tokens.Source
+	resolver *resolve.Resolver
 	// refresh re-syncs every MD when the facts change.
 	refresh chan struct{}
 }
@@ -87,11 +90,12 @@ func newInputs(cfg Config) (*inputs, error) {
 		ServerNamespace: cfg.ProfileNamespace,
 		Overlays:        overlaylisters.NewOperatingSystemProfileOverlayLister(set.Overlays.GetIndexer()),
 	}
+	in.tokens = tokens.NewSource(set.Tokens)
 	in.resolver = resolve.New(resolve.Config{
 		ProfileNamespace:  cfg.ProfileNamespace,
 		Profiles:          osplisters.NewOperatingSystemProfileLister(set.Profiles.GetIndexer()),
 		Facts:             factsSource,
-		Tokens:            tokens.NewSource(set.Tokens),
+		Tokens:            in.tokens,
 		Claims:            &machines.Claims{MachineDeployments: in.mds, Secrets: set.Payloads.Lister()},
 		Revisions:         machines.NewRevisionTemplates(set.MachineSets.GetIndexer()),
 		Overlays:          in.selector,

@@ -300,13 +300,26 @@ func (u unwrapped) original(start, end int) span {
 // A rule replaces, in each match of re, the first of groups that took
 // part (0: the whole match) by Redacted, unless keep says the match is none.
 type rule struct {
-	re     *regexp.Regexp
+	re *regexp.Regexp
+	// find, instead of re, returns the matches' [start, end).
+	find   func(text string) [][]int
 	groups []int
+	// words are what a text must contain, in lower case, for re to match
+	// it (one of them): re runs only on the lines that do, or, multiline,
+	// on the whole text if it does. Regular expressions are what costs;
+	// most lines of a tail have none of the words.
+	words     []string
+	multiline bool
+	// cased rules match the text as it is, the others its lower case.
+	cased bool
 	// keep, when set, leaves a match as it is when it returns true.
 	keep func(m []string) bool
 	// wrapped extends a replaced base64 value over the lines it is wrapped on.
 	wrapped bool
 }
+
+// secretKeyWords are in every key or flag that names a secret.
+var secretKeyWords = []string{"token", "pass", "pwd", "secret", "key", "credential", "auth"}
 
 const (
 	// value of a key or flag: quoted (the quotes stay), or up to a blank or
@@ -316,38 +329,94 @@ const (
 	secretWords = `(?:token|passw(?:or)?d|secret|api[_.-]?key|access[_.-]?key|private[_.-]?key|client[_.-]?key|passphrase|credentials?)`
 )
 
+// rules run on the text in lower case (asciiLower, the same offsets), so
+// that their expressions need no case folding, which is slow; cased ones
+// run on the text as it is.
 var rules = []rule{
 	// PEM private keys (RSA, EC, OpenSSH, PKCS#8, encrypted), and the rest
 	// of a tail whose key is cut off by its end.
-	{re: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`)},
+	{re: regexp.MustCompile(`(?s)-----begin [a-z0-9 ]*private key-----.*?(?:-----end [a-z0-9 ]*private key-----|\z)`), words: []string{"private key-----"}, multiline: true},
 	// The end of a private key whose beginning the tail cut off: its base64
 	// lines (headers of encrypted keys too) and END line.
-	{re: regexp.MustCompile(`(?m)(?:^[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: .*)\r?\n)*(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)?[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----`)},
+	{find: pemEnds, words: []string{"-----end "}, multiline: true},
 	// HTTP authorization, any scheme: headers, and Bearer credentials
 	// anywhere (curl -H 'Authorization: Bearer …', error messages).
-	{re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|negotiate|digest)[ \t]+)?([^\s"']+)`), groups: []int{1}, wrapped: true},
-	{re: regexp.MustCompile(`(?i)\bbearer(?:\s+|%20)([A-Za-z0-9._~+/=-]{8,})`), groups: []int{1}},
+	{re: regexp.MustCompile(`\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|negotiate|digest)[ \t]+)?([^\s"']+)`), groups: []int{1}, wrapped: true,
+		words: []string{"authorization"}},
+	{re: regexp.MustCompile(`\bbearer(?:[ \t]+|%20)([a-z0-9._~+/=-]{8,})`), groups: []int{1}, words: []string{"bearer"}},
 	// JWTs (ServiceAccount tokens, OIDC tokens): three base64url parts, the
 	// first a JSON header.
-	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)},
-	// Bootstrap tokens: [a-z0-9]{6}.[a-z0-9]{16}.
-	{re: regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`)},
+	{re: regexp.MustCompile(`eyj[a-z0-9_-]+\.[a-z0-9_-]+\.[a-z0-9_-]*`), words: []string{"eyj"}},
+	// Bootstrap tokens: [a-z0-9]{6}.[a-z0-9]{16}, in lower case only.
+	{re: regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`), words: []string{"."}, cased: true},
 	// Credentials in URLs: https://user:password@host, and a long user
 	// alone (a token as user name: https://<token>@host).
-	{re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://([^/\s:@]+:[^/\s@]+|[^/\s:@]{20,})@`), groups: []int{1}},
-	// user:password of curl -u/--user/--proxy-user and wget's --user:
+	{re: regexp.MustCompile(`[a-z][a-z0-9+.-]*://([^/\s:@]+:[^/\s@]+|[^/\s:@]{20,})@`), groups: []int{1}, words: []string{"://"}},
+	// user:password of curl -u/-U/--user/--proxy-user and wget's --user:
 	// the password goes (uid:gid of docker run -u stays).
-	{re: regexp.MustCompile(`(?:^|\s)(?:-u[ \t]*|--(?:proxy-)?user(?:=|[ \t]+))["']?[^\s:"']*:([^\s"']+)`), groups: []int{1},
+	{re: regexp.MustCompile(`(?:^|\s)(?:-u[ \t]*|--(?:proxy-)?user(?:=|[ \t]+))["']?[^\s:"']*:([^\s"']+)`), groups: []int{1}, words: []string{"-u"},
 		keep: func(m []string) bool { return allDigits(m[1]) }},
 	// Flags that take a secret: --password X, --password=X, --token X,
 	// --client-secret X, ... (not --password-stdin, --token-file).
-	{re: regexp.MustCompile(`(?i)(?:^|\s)--?[a-z0-9-]*` + secretWords + `(?:=|[ \t]+)` + valueRE), groups: []int{1, 2, 3}},
+	{re: regexp.MustCompile(`(?:^|\s)--?[a-z0-9-]*` + secretWords + `(?:=|[ \t]+)` + valueRE), groups: []int{1, 2, 3}, words: secretKeyWords},
 	// -p of a registry login and of sshpass is a password.
-	{re: regexp.MustCompile(`(?i)\b(?:login\b[^\n]*?[ \t]-p|sshpass[ \t]+-p)(?:=|[ \t]*)` + valueRE), groups: []int{1, 2, 3}},
+	{re: regexp.MustCompile(`\b(?:login\b[^\n]*?[ \t]-p|sshpass[ \t]+-p)(?:=|[ \t]*)` + valueRE), groups: []int{1, 2, 3}, words: []string{"login", "sshpass"}},
 	// key=value, key: value and "key": "value" of keys that name a secret,
 	// in any case and with any separator (AWS_SECRET_ACCESS_KEY=…,
 	// secret_key: …, Password = …, "auth": "…", client-key-data: …).
-	{re: regexp.MustCompile(`(?i)\b(?:[a-z0-9_.-]*` + secretWords + `[a-z0-9_.-]*|auth|pwd|pass)["']?[ \t]*[:=][ \t]*` + valueRE), groups: []int{1, 2, 3}, wrapped: true},
+	{re: regexp.MustCompile(`\b(?:[a-z0-9_.-]*` + secretWords + `[a-z0-9_.-]*|auth|pwd|pass)["']?[ \t]*[:=][ \t]*` + valueRE), groups: []int{1, 2, 3}, wrapped: true, words: secretKeyWords},
+}
+
+// pemEnds finds the END lines of private keys in text (lower case) and
+// the key's lines before them: base64 lines of at least 16 characters (the
+// one right before END may be shorter), and headers of encrypted keys.
+func pemEnds(text string) [][]int {
+	var out [][]int
+	for from := 0; ; {
+		i := strings.Index(text[from:], "-----end ")
+		if i < 0 {
+			return out
+		}
+		i += from
+		eol := strings.IndexByte(text[i:], '\n')
+		if eol < 0 {
+			eol = len(text) - i
+		}
+		k := strings.Index(text[i:i+eol], "private key-----")
+		if k < 0 {
+			from = i + 1
+			continue
+		}
+		end := i + k + len("private key-----")
+		start := strings.LastIndexByte(text[:i], '\n') + 1
+		for first := true; start > 0; first = false {
+			prev := strings.LastIndexByte(text[:start-1], '\n') + 1
+			line := strings.TrimLeft(strings.TrimSuffix(text[prev:start-1], "\r"), " \t")
+			if !pemLine(line, first) {
+				break
+			}
+			start = prev
+		}
+		out = append(out, []int{start, end})
+		from = end
+	}
+}
+
+// pemLine says whether line is one of a PEM body: base64 (of at least 16
+// characters unless last), or a header (Proc-Type: 4,ENCRYPTED).
+func pemLine(line string, last bool) bool {
+	if strings.HasPrefix(line, "proc-type: ") || strings.HasPrefix(line, "dek-info: ") {
+		return true
+	}
+	if line == "" || !last && len(line) < 16 {
+		return false
+	}
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
 }
 
 func allDigits(s string) bool {
@@ -356,18 +425,75 @@ func allDigits(s string) bool {
 
 // scrubPatterns replaces whatever looks like a credential.
 func scrubPatterns(s string) string {
-	for _, r := range rules {
-		s = r.apply(s)
+	for i := range rules {
+		s = rules[i].apply(s, asciiLower(s))
 	}
 	return s
 }
 
-func (r *rule) apply(s string) string {
-	matches := r.re.FindAllStringSubmatchIndex(s, -1)
-	if len(matches) == 0 {
+// asciiLower is s with ASCII letters in lower case, byte for byte.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply replaces r's matches in s; lower is asciiLower(s).
+func (r *rule) apply(s, lower string) string {
+	if !containsAny(lower, r.words) {
 		return s
 	}
+	text := lower
+	if r.cased {
+		text = s
+	}
 	var spans []span
+	if r.multiline {
+		spans = r.spans(text, 0, s, spans)
+	} else {
+		for start := 0; start < len(s); {
+			end := strings.IndexByte(s[start:], '\n')
+			if end < 0 {
+				end = len(s)
+			} else {
+				end += start
+			}
+			if containsAny(lower[start:end], r.words) {
+				spans = r.spans(text[start:end], start, s, spans)
+			}
+			start = end + 1
+		}
+	}
+	return replaceSpans(s, spans)
+}
+
+// spans appends the spans of s to replace of r's matches in part, the
+// text r matches (s or its lower case) from offset on.
+func (r *rule) spans(part string, offset int, s string, spans []span) []span {
+	var matches [][]int
+	if r.find != nil {
+		matches = r.find(part)
+	} else {
+		matches = r.re.FindAllStringSubmatchIndex(part, -1)
+	}
 	for _, m := range matches {
 		start, end := m[0], m[1]
 		if len(r.groups) > 0 {
@@ -382,26 +508,27 @@ func (r *rule) apply(s string) string {
 				continue
 			}
 		}
-		if s[start:end] == Redacted {
+		if s[offset+start:offset+end] == Redacted {
 			continue
 		}
 		if r.keep != nil {
 			groups := make([]string, len(m)/2)
 			for g := range groups {
 				if m[2*g] >= 0 {
-					groups[g] = s[m[2*g]:m[2*g+1]]
+					groups[g] = s[offset+m[2*g] : offset+m[2*g+1]]
 				}
 			}
 			if r.keep(groups) {
 				continue
 			}
 		}
+		start, end = start+offset, end+offset
 		if r.wrapped {
 			end = wrappedEnd(s, start, end)
 		}
 		spans = append(spans, span{start, end})
 	}
-	return replaceSpans(s, spans)
+	return spans
 }
 
 // wrappedEnd extends a value [start, end) of s over the lines a base64

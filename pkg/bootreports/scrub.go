@@ -348,7 +348,7 @@ var rules = []rule{
 	// first a JSON header.
 	{re: regexp.MustCompile(`eyj[a-z0-9_-]+\.[a-z0-9_-]+\.[a-z0-9_-]*`), words: []string{"eyj"}},
 	// Bootstrap tokens: [a-z0-9]{6}.[a-z0-9]{16}, in lower case only.
-	{re: regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`), words: []string{"."}, cased: true},
+	{find: bootstrapTokens, words: []string{"."}, cased: true},
 	// Credentials in URLs: https://user:password@host, and a long user
 	// alone (a token as user name: https://<token>@host).
 	{re: regexp.MustCompile(`[a-z][a-z0-9+.-]*://([^/\s:@]+:[^/\s@]+|[^/\s:@]{20,})@`), groups: []int{1}, words: []string{"://"}},
@@ -365,6 +365,36 @@ var rules = []rule{
 	// in any case and with any separator (AWS_SECRET_ACCESS_KEY=…,
 	// secret_key: …, Password = …, "auth": "…", client-key-data: …).
 	{re: regexp.MustCompile(`\b(?:[a-z0-9_.-]*` + secretWords + `[a-z0-9_.-]*|auth|pwd|pass)["']?[ \t]*[:=][ \t]*` + valueRE), groups: []int{1, 2, 3}, wrapped: true, words: secretKeyWords},
+}
+
+// bootstrapTokens finds bootstrap tokens in text: [a-z0-9]{6}.[a-z0-9]{16}
+// between word boundaries.
+func bootstrapTokens(text string) [][]int {
+	var out [][]int
+	isWord := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	}
+	isToken := func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+	for from := 0; ; {
+		i := strings.IndexByte(text[from:], '.')
+		if i < 0 {
+			return out
+		}
+		i += from
+		from = i + 1
+		start, end := i-6, i+17
+		if start < 0 || end > len(text) || start > 0 && isWord(text[start-1]) || end < len(text) && isWord(text[end]) {
+			continue
+		}
+		ok := true
+		for j := start; j < end && ok; j++ {
+			ok = j == i || isToken(text[j])
+		}
+		if ok {
+			out = append(out, []int{start, end})
+			from = end
+		}
+	}
 }
 
 // pemEnds finds the END lines of private keys in text (lower case) and
@@ -425,8 +455,11 @@ func allDigits(s string) bool {
 
 // scrubPatterns replaces whatever looks like a credential.
 func scrubPatterns(s string) string {
+	lower := asciiLower(s)
 	for i := range rules {
-		s = rules[i].apply(s, asciiLower(s))
+		if next := rules[i].apply(s, lower); next != s {
+			s, lower = next, asciiLower(next)
+		}
 	}
 	return s
 }

@@ -87,8 +87,10 @@ func innerBase64(enc *base64.Encoding, v string, offset int) string {
 // that looks like a credential replaced by Redacted. It is idempotent:
 // a scrubbed text stays as it is.
 func Scrub(s string, known *Known) string {
-	// A redaction can make a text another one finds (a value redacted out
-	// of a key's quotes); a few rounds reach the text none changes.
+	// Should a redaction make a text another finds (a known value that
+	// holds the marker, formed when a pattern redacts inside it), the next
+	// round takes it; rounds end when nothing changes, after one for
+	// every text FuzzScrub has tried so far.
 	for range 4 {
 		next := scrubOnce(s, known)
 		if next == s {
@@ -99,6 +101,8 @@ func Scrub(s string, known *Known) string {
 	return s
 }
 
+// scrubOnce is one round: known values and base64 texts first, on the
+// text as the node sent it, then the patterns.
 func scrubOnce(s string, known *Known) string {
 	s = scrubEncoded(s, known)
 	s = scrubPatterns(s)
@@ -183,15 +187,15 @@ const minBase64Len = 20
 // credential in it.
 func decodesToCredential(b64 string, known *Known) bool {
 	b64 = strings.TrimRight(b64, "=")
-	url, std := strings.ContainsAny(b64, "-_"), strings.ContainsAny(b64, "+/")
-	if url && std {
+	urlAlphabet, stdAlphabet := strings.ContainsAny(b64, "-_"), strings.ContainsAny(b64, "+/")
+	if urlAlphabet && stdAlphabet {
 		return false
 	}
 	if len(b64)%4 == 1 {
 		b64 = b64[:len(b64)-1]
 	}
 	enc := base64.RawStdEncoding
-	if url {
+	if urlAlphabet {
 		enc = base64.RawURLEncoding
 	}
 	data, err := enc.DecodeString(b64)

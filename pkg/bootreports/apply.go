@@ -28,8 +28,8 @@ var ErrTooManySteps = fmt.Errorf("a boot reports at most %d steps", MaxSteps)
 // Apply returns the report of machine, a machine of MachineDeployment md,
 // after step, received at now: old (nil for none) is not modified. A record
 // of another boot ID starts the steps again. step has been validated; its
-// log tail is scrubbed and cut here.
-func Apply(old *osm.BootReport, md, machine string, step *osm.BootStepSpec, now time.Time) (Outcome, error) {
+// log tail is scrubbed (of the MD's known credentials too) and cut here.
+func Apply(old *osm.BootReport, md, machine string, step *osm.BootStepSpec, known *Known, now time.Time) (Outcome, error) {
 	r := &osm.BootReport{}
 	if old != nil {
 		r = old.DeepCopy()
@@ -57,7 +57,7 @@ func Apply(old *osm.BootReport, md, machine string, step *osm.BootStepSpec, now 
 		r.Status.Steps = append(r.Status.Steps, osm.BootReportStep{Name: step.Step})
 		s = &r.Status.Steps[len(r.Status.Steps)-1]
 	}
-	record(s, step, at)
+	record(s, step, known, at)
 	r.Status.Step = step.Step
 	r.Status.LastUpdateTime = &at
 	keepLogTails(&r.Status, s.Name)
@@ -88,7 +88,7 @@ func findStep(st *osm.BootReportStatus, name string) *osm.BootReportStep {
 }
 
 // record sets s from one record of it received at.
-func record(s *osm.BootReportStep, step *osm.BootStepSpec, at metav1.Time) {
+func record(s *osm.BootReportStep, step *osm.BootStepSpec, known *Known, at metav1.Time) {
 	if step.Phase == osm.StepPhaseStarted {
 		*s = osm.BootReportStep{Name: s.Name, Phase: osm.StepPhaseStarted, StartTime: &at, Attempts: s.Attempts + 1, LastFailure: lastFailure(s)}
 		return
@@ -109,7 +109,7 @@ func record(s *osm.BootReportStep, step *osm.BootStepSpec, at metav1.Time) {
 	}
 	s.LogTail = ""
 	if step.Phase == osm.StepPhaseFailed {
-		s.LogTail = Tail(Scrub(step.LogTail))
+		s.LogTail = Tail(Scrub(step.LogTail, known))
 	}
 }
 

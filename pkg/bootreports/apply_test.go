@@ -29,11 +29,11 @@ func apply(t *testing.T, r *osm.BootReport, steps ...*osm.BootStepSpec) (Outcome
 	t.Helper()
 	var out Outcome
 	for i, s := range steps {
-		if errs := Validate(s); len(errs) > 0 {
+		if errs := Validate(s, nil); len(errs) > 0 {
 			t.Fatalf("record %d: %v", i, errs.ToAggregate())
 		}
 		var err error
-		out, err = Apply(r, "pool", "pool-abc", s, t0.Add(time.Duration(i)*time.Second))
+		out, err = Apply(r, "pool", "pool-abc", s, nil, t0.Add(time.Duration(i)*time.Second))
 		if err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}
@@ -58,7 +58,7 @@ func TestApplyABootThatSucceeds(t *testing.T) {
 		!s.StartTime.Time.Equal(t0) || !s.FinishTime.Time.Equal(t0.Add(time.Second)) {
 		t.Errorf("a succeeded step keeps no log and its times: %+v", s)
 	}
-	out, err := Apply(r, "pool", "pool-abc", final, t0.Add(90*time.Second))
+	out, err := Apply(r, "pool", "pool-abc", final, nil, t0.Add(90*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,13 +174,13 @@ func TestApplyANewBootStartsAgain(t *testing.T) {
 func TestApplyBoundsStepsAndLogTails(t *testing.T) {
 	var r *osm.BootReport
 	for i := range MaxSteps {
-		out, err := Apply(r, "pool", "m", ended(stepNameOf(i), osm.StepPhaseFailed, 1, time.Second, strings.Repeat("e\n", 100)), t0)
+		out, err := Apply(r, "pool", "m", ended(stepNameOf(i), osm.StepPhaseFailed, 1, time.Second, strings.Repeat("e\n", 100)), nil, t0)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		r = out.Report
 	}
-	if _, err := Apply(r, "pool", "m", started("one-more"), t0); !errors.Is(err, ErrTooManySteps) {
+	if _, err := Apply(r, "pool", "m", started("one-more"), nil, t0); !errors.Is(err, ErrTooManySteps) {
 		t.Errorf("step %d: %v, want ErrTooManySteps", MaxSteps+1, err)
 	}
 	tails := 0
@@ -223,7 +223,7 @@ func stepNameOf(i int) string {
 
 func TestValidate(t *testing.T) {
 	ok := ended("kubelet-binaries", osm.StepPhaseFailed, 1, time.Second, "x")
-	if errs := Validate(ok); len(errs) > 0 {
+	if errs := Validate(ok, nil); len(errs) > 0 {
 		t.Fatalf("valid record: %v", errs)
 	}
 	bad := []func(s *osm.BootStepSpec){
@@ -243,7 +243,7 @@ func TestValidate(t *testing.T) {
 	for i, mutate := range bad {
 		s := *ok
 		mutate(&s)
-		if errs := Validate(&s); len(errs) == 0 {
+		if errs := Validate(&s, nil); len(errs) == 0 {
 			t.Errorf("case %d: %+v accepted", i, s)
 		}
 	}

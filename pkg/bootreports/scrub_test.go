@@ -27,7 +27,7 @@ func TestScrub(t *testing.T) {
 	}
 	secrets := []string{jwt, "not-a-jwt-but-secret", "dXNlcjpwYXNz", bootstrap, "MHcCAQEEIIrYSSNQ", "MIIEowIBAAKCAQEA", "s3cr3t", "hunter2", "abc123", "zzz"}
 	for _, tc := range tests {
-		got := Scrub(tc.in)
+		got := Scrub(tc.in, nil)
 		for _, s := range secrets {
 			if strings.Contains(got, s) {
 				t.Errorf("%s: %q survived: %q", tc.name, s, got)
@@ -51,7 +51,7 @@ func TestScrub(t *testing.T) {
 		"version 1.33.4-00, image registry.k8s.io/pause:3.10",
 		"basic setup done; the bearer of bad news",
 	} {
-		if got := Scrub(s); got != s {
+		if got := Scrub(s, nil); got != s {
 			t.Errorf("Scrub(%q) = %q", s, got)
 		}
 	}

@@ -47,12 +47,14 @@ func TooLarge(s *osm.BootStepSpec) error {
 	return nil
 }
 
-// Validate checks a step record.
-func Validate(s *osm.BootStepSpec) field.ErrorList {
+// Validate checks a step record. The values its errors quote are scrubbed
+// (of known too): errors reach the node's answer and logs.
+func Validate(s *osm.BootStepSpec, known *Known) field.ErrorList {
 	var errs field.ErrorList
+	shown := func(v string) string { return Scrub(v, known) }
 	spec := field.NewPath("spec")
 	if !stepName.MatchString(s.Step) {
-		errs = append(errs, field.Invalid(spec.Child("step"), s.Step,
+		errs = append(errs, field.Invalid(spec.Child("step"), shown(s.Step),
 			"must be 1-63 lower-case letters, digits, '-', '.' or '_', starting and ending with a letter or digit"))
 	}
 	switch s.Phase {
@@ -62,7 +64,7 @@ func Validate(s *osm.BootStepSpec) field.ErrorList {
 		}
 	case osm.StepPhaseSucceeded, osm.StepPhaseFailed:
 	default:
-		errs = append(errs, field.NotSupported(spec.Child("phase"), s.Phase,
+		errs = append(errs, field.NotSupported(spec.Child("phase"), osm.StepPhase(shown(string(s.Phase))),
 			[]osm.StepPhase{osm.StepPhaseStarted, osm.StepPhaseSucceeded, osm.StepPhaseFailed}))
 	}
 	if c := s.ExitCode; c != nil {
@@ -77,24 +79,24 @@ func Validate(s *osm.BootStepSpec) field.ErrorList {
 		errs = append(errs, field.Invalid(spec.Child("duration"), d.Duration.String(), "must be between 0 and 24h"))
 	}
 	if !bootID.MatchString(s.BootID) {
-		errs = append(errs, field.Invalid(spec.Child("bootID"), s.BootID, "must be at most 64 letters, digits and '-'"))
+		errs = append(errs, field.Invalid(spec.Child("bootID"), shown(s.BootID), "must be at most 64 letters, digits and '-'"))
 	}
 	if !revision.MatchString(s.MachineDeploymentRevision) {
-		errs = append(errs, field.Invalid(spec.Child("machineDeploymentRevision"), s.MachineDeploymentRevision, "must be a number"))
+		errs = append(errs, field.Invalid(spec.Child("machineDeploymentRevision"), shown(s.MachineDeploymentRevision), "must be a number"))
 	}
 	profile := spec.Child("profile")
 	if s.Profile.Name != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(s.Profile.Name) {
-			errs = append(errs, field.Invalid(profile.Child("name"), s.Profile.Name, msg))
+			errs = append(errs, field.Invalid(profile.Child("name"), shown(s.Profile.Name), msg))
 		}
 	}
 	if s.Profile.Namespace != "" {
 		for _, msg := range validation.IsDNS1123Label(s.Profile.Namespace) {
-			errs = append(errs, field.Invalid(profile.Child("namespace"), s.Profile.Namespace, msg))
+			errs = append(errs, field.Invalid(profile.Child("namespace"), shown(s.Profile.Namespace), msg))
 		}
 	}
 	if !version.MatchString(s.Profile.Version) {
-		errs = append(errs, field.Invalid(profile.Child("version"), s.Profile.Version, "must be at most 63 letters, digits, '.', '+', '_' and '-'"))
+		errs = append(errs, field.Invalid(profile.Child("version"), shown(s.Profile.Version), "must be at most 63 letters, digits, '.', '+', '_' and '-'"))
 	}
 	return errs
 }

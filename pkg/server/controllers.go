@@ -12,6 +12,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/defaultosps"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/bootreport"
@@ -19,6 +20,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/operatingsystemconfig"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/profilereview"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry/provisioningpayload"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
@@ -51,8 +53,23 @@ func (in *inputs) storages(cfg Config, authz authorizer.Authorizer, events recor
 			Caller:             in.tokens.CallerMachineDeployment,
 			MachineDeployments: in.mds,
 			Machines:           in.machines,
+			Known:              in.knownCredentials(tokens.NewSource(set.Tokens)),
 			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
 		}),
+	}
+}
+
+// knownCredentials returns the credentials the server knows for an MD, of
+// which its log tails are scrubbed: its tokens and the registry credentials
+// of the current facts (none before the facts are known).
+func (in *inputs) knownCredentials(tokens *tokens.Source) func(machinecontroller.Ref) []string {
+	return func(ref machinecontroller.Ref) []string {
+		kubelet, fetch := tokens.TokensOf(ref)
+		var registries map[string]render.RegistryAuth
+		if f := in.facts.Current(); f != nil {
+			registries = f.Node.RegistryCredentials
+		}
+		return bootreport.KnownValues(kubelet, fetch, registries)
 	}
 }
 

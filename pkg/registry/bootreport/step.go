@@ -47,6 +47,10 @@ type StepConfig struct {
 	// MachineDeployments and Machines are the informers' caches.
 	MachineDeployments machines.Lister
 	Machines           MachineOwners
+	// Known returns the credentials the server knows for an MD
+	// (KnownValues): its log tails are scrubbed of them by value. Nil knows
+	// none; the patterns still apply.
+	Known func(machinecontroller.Ref) []string
 	// Recorder records the Warning Events of failed steps.
 	Recorder record.EventRecorder
 	// Limits bound the records per MD and per machine (zero: DefaultLimits).
@@ -123,7 +127,14 @@ func (r *StepREST) create(ctx context.Context, machine string, obj runtime.Objec
 	if err := bootreports.TooLarge(&req.Spec); err != nil {
 		return nil, "too_large", apierrors.NewRequestEntityTooLargeError(err.Error())
 	}
-	if errs := bootreports.Validate(&req.Spec); len(errs) > 0 {
+	// From here on only the scrubbed tail exists: in validation errors,
+	// admission, the answer, the report, its message and Events, logs.
+	var known *bootreports.Known
+	if r.cfg.Known != nil {
+		known = bootreports.NewKnown(r.cfg.Known(ref)...)
+	}
+	req.Spec.LogTail = bootreports.Tail(bootreports.Scrub(req.Spec.LogTail, known))
+	if errs := bootreports.Validate(&req.Spec, known); len(errs) > 0 {
 		return nil, "invalid", apierrors.NewInvalid(osm.Kind("BootStep"), machine, errs)
 	}
 	if createValidation != nil {
@@ -132,11 +143,10 @@ func (r *StepREST) create(ctx context.Context, machine string, obj runtime.Objec
 		}
 	}
 	answer := &osm.BootStep{ObjectMeta: metav1.ObjectMeta{Name: machine, Namespace: namespace}, Spec: req.Spec}
-	answer.Spec.LogTail = bootreports.Tail(bootreports.Scrub(req.Spec.LogTail))
 	if options != nil && len(options.DryRun) > 0 {
 		return answer, "accepted", nil
 	}
-	out, err := r.write(ctx, ref, machine, &req.Spec)
+	out, err := r.write(ctx, ref, machine, &req.Spec, known)
 	if err != nil {
 		klog.ErrorS(err, "Failed to record a boot step", "machine", klog.KRef(namespace, machine), "step", req.Spec.Step)
 		if errors.Is(err, bootreports.ErrTooManySteps) {

@@ -2,6 +2,7 @@ package bootreport
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,6 +22,16 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
+	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+)
+
+// The credentials the server knows for MD team/pool. The fetch token has no
+// JWT shape and the password no secret-named key before it in the tails of
+// the tests: only scrubbing by value finds them.
+const (
+	poolKubelet          = "p00l01.kubeletsecret0001"
+	poolFetch            = "Rm9vRmV0Y2hUb2tlbk9mVGhlUG9vbE1E-fetch-credential-of-pool"
+	poolRegistryPassword = "Regi5try-Pa55-of-pool"
 )
 
 // owners are the MDs of machines, by "namespace/machine".
@@ -68,6 +79,14 @@ func newStepHarness(limits Limits) *stepHarness {
 			"team/pool-b":  owner("pool", pool.UID),
 			"team/other-a": owner("other", other.UID),
 			"team/stale":   owner("pool", "earlier-pool"),
+		},
+		Known: func(ref machinecontroller.Ref) []string {
+			if ref.Name != "pool" {
+				return nil
+			}
+			return KnownValues(poolKubelet, poolFetch, map[string]render.RegistryAuth{
+				"registry.example.com": {Username: "robot", Password: poolRegistryPassword, Auth: base64.StdEncoding.EncodeToString([]byte("robot:" + poolRegistryPassword))},
+			})
 		},
 		Recorder: h.recorder,
 		Limits:   limits,
@@ -216,5 +235,65 @@ func TestStepSizeAndValidation(t *testing.T) {
 	_, err = h.post("fetch:pool", "team", "pool-b", osm.BootStepSpec{Step: "one-too-many", Phase: osm.StepPhaseStarted})
 	if !apierrors.IsRequestEntityTooLargeError(err) {
 		t.Errorf("a step beyond the report's bound: %v, want 413", err)
+	}
+}
+
+// The MD's credentials the server knows never reach the answer, the report
+// (as the API serves it and in its Secret), its message or the Event, in
+// plain, base64 or wrapped base64 forms; nor does an error quote them.
+func TestStepScrubsKnownCredentials(t *testing.T) {
+	h := newStepHarness(Limits{})
+	wrapped := base64.StdEncoding.EncodeToString([]byte(`{"auths":{"r":{"x":"` + poolFetch + poolRegistryPassword + `"}}}`))
+	var lines []string
+	for len(wrapped) > 64 {
+		lines, wrapped = append(lines, wrapped[:64]), wrapped[64:]
+	}
+	wrapped = strings.Join(append(lines, wrapped), "\n")
+	tail := "using " + poolFetch + " and " + poolRegistryPassword + "\n" +
+		"error: kubelet " + poolKubelet + " refused, " + base64.StdEncoding.EncodeToString([]byte(poolFetch)) + "\n" +
+		wrapped + "\nlogin robot:" + poolRegistryPassword
+	answer, err := h.post("fetch:pool", "team", "pool-a", failed("packages", tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms := []string{poolFetch, poolRegistryPassword, poolKubelet, "kubeletsecret0001",
+		base64.StdEncoding.EncodeToString([]byte(poolFetch))[:40], wrapped[10:50], wrapped[70:100]}
+	check := func(what, text string) {
+		t.Helper()
+		for _, f := range forms {
+			if strings.Contains(text, f) {
+				t.Errorf("%s holds %q: %s", what, f, text)
+			}
+		}
+	}
+	check("the answer", answer.Spec.LogTail)
+	r := h.report(t, "team", "pool-a")
+	check("the report's tail", r.Status.Steps[0].LogTail)
+	check("the report's message", r.Status.Message)
+	if !strings.Contains(r.Status.Message, "error: kubelet "+bootreports.Redacted) {
+		t.Errorf("message %q", r.Status.Message)
+	}
+	secrets, err := h.client.CoreV1().Secrets(bootreports.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		for k, v := range s.Data {
+			check("secret "+s.Name+" "+k, string(v))
+		}
+	}
+	select {
+	case ev := <-h.recorder.Events:
+		check("the event", ev)
+	default:
+		t.Error("no event")
+	}
+	// An invalid record's error quotes its values scrubbed.
+	bad := failed("packages", "")
+	bad.BootID = "id " + poolRegistryPassword
+	if _, err := h.post("fetch:pool", "team", "pool-a", bad); err == nil {
+		t.Fatal("an invalid boot ID was accepted")
+	} else {
+		check("the error", err.Error())
 	}
 }

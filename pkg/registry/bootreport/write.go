@@ -21,7 +21,7 @@ const writeAttempts = 5
 
 // write applies a step record to the machine's report: read, change, write
 // with the read's resourceVersion, again when another write came between.
-func (r *StepREST) write(ctx context.Context, ref machinecontroller.Ref, machine string, step *osm.BootStepSpec) (bootreports.Outcome, error) {
+func (r *StepREST) write(ctx context.Context, ref machinecontroller.Ref, machine string, step *osm.BootStepSpec, known *bootreports.Known) (bootreports.Outcome, error) {
 	name := bootreports.SecretName(ref.Namespace, machine)
 	// One write of a report at a time on this replica: only writes of other
 	// replicas can come between a read and its write.
@@ -29,7 +29,7 @@ func (r *StepREST) write(ctx context.Context, ref machinecontroller.Ref, machine
 	defer unlock()
 	var lastErr error
 	for range writeAttempts {
-		out, err := r.writeOnce(ctx, ref, name, machine, step)
+		out, err := r.writeOnce(ctx, ref, name, machine, step, known)
 		if err == nil || !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			return out, err
 		}
@@ -40,7 +40,7 @@ func (r *StepREST) write(ctx context.Context, ref machinecontroller.Ref, machine
 
 // writeOnce reads the report, applies step and writes it with the read's
 // resourceVersion.
-func (r *StepREST) writeOnce(ctx context.Context, ref machinecontroller.Ref, name, machine string, step *osm.BootStepSpec) (bootreports.Outcome, error) {
+func (r *StepREST) writeOnce(ctx context.Context, ref machinecontroller.Ref, name, machine string, step *osm.BootStepSpec, known *bootreports.Known) (bootreports.Outcome, error) {
 	current, err := r.cfg.Secrets.Get(ctx, name, metav1.GetOptions{})
 	var old *osm.BootReport
 	switch {
@@ -55,7 +55,7 @@ func (r *StepREST) writeOnce(ctx context.Context, ref machinecontroller.Ref, nam
 			old = nil
 		}
 	}
-	out, err := bootreports.Apply(old, ref.Name, machine, step, r.cfg.Now())
+	out, err := bootreports.Apply(old, ref.Name, machine, step, known, r.cfg.Now())
 	if err != nil {
 		return out, err
 	}

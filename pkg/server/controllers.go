@@ -53,24 +53,22 @@ func (in *inputs) storages(cfg Config, authz authorizer.Authorizer, events recor
 			Caller:             in.tokens.CallerMachineDeployment,
 			MachineDeployments: in.mds,
 			Machines:           in.machines,
-			Known:              in.knownCredentials(tokens.NewSource(set.Tokens)),
+			Known:              in.knownCredentials,
 			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
 		}),
 	}
 }
 
-// knownCredentials returns the credentials the server knows for an MD, of
-// which its log tails are scrubbed: its tokens and the registry credentials
-// of the current facts (none before the facts are known).
-func (in *inputs) knownCredentials(tokens *tokens.Source) func(machinecontroller.Ref) []string {
-	return func(ref machinecontroller.Ref) []string {
-		kubelet, fetch := tokens.TokensOf(ref)
-		var registries map[string]render.RegistryAuth
-		if f := in.facts.Current(); f != nil {
-			registries = f.Node.RegistryCredentials
-		}
-		return bootreport.KnownValues(kubelet, fetch, registries)
+// knownCredentials are the credentials the server knows for an MD, of which
+// its log tails are scrubbed: its tokens and the registry credentials of the
+// current facts (none before the facts are known).
+func (in *inputs) knownCredentials(ref machinecontroller.Ref) []string {
+	kubelet, fetch := in.tokens.TokensOf(ref)
+	var registries map[string]render.RegistryAuth
+	if f := in.facts.Current(); f != nil {
+		registries = f.Node.RegistryCredentials
 	}
+	return bootreport.KnownValues(kubelet, fetch, registries)
 }
 
 // eventScheme of the API's Events: they are recorded against hand-built

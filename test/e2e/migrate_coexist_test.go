@@ -90,18 +90,18 @@ func TestUpstreamGetterReadsNoFetchTokenAndMigrateSparesLookAlikes(t *testing.T)
 		for _, name := range fetchSecrets {
 			_, err := getter.CoreV1().Secrets(tokens.FetchNamespace).Get(ctx, name, metav1.GetOptions{})
 			if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
-				return fmt.Errorf("the getter token's GET of secret %s/%s: %v, want 403", tokens.FetchNamespace, name, err)
+				return fmt.Errorf("the getter token's GET of secret %s/%s: %w, want 403", tokens.FetchNamespace, name, err)
 			}
 		}
 		if _, err := getter.CoreV1().Secrets(tokens.FetchNamespace).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
-			return fmt.Errorf("the getter token's LIST of secrets in %s: %v, want 403", tokens.FetchNamespace, err)
+			return fmt.Errorf("the getter token's LIST of secrets in %s: %w, want 403", tokens.FetchNamespace, err)
 		}
 		list, err := getter.CoreV1().Secrets(settings).List(ctx, metav1.ListOptions{})
 		if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
 			return nil // migrate deleted the token, or its Role
 		}
 		if err != nil {
-			return fmt.Errorf("the getter token's LIST of secrets in %s: %v", settings, err)
+			return fmt.Errorf("the getter token's LIST of secrets in %s: %w", settings, err)
 		}
 		for _, s := range list.Items {
 			if s.Type == tokens.SecretTypeFetchToken || s.Labels[machinecontroller.PurposeLabel] == tokens.PurposeFetch {

@@ -80,7 +80,7 @@ var (
 		Namespace:      namespace,
 		Subsystem:      "review",
 		Name:           "renders_waiting",
-		Help:           "ProfileReview renders waiting for one of the reviews' own slots (--max-concurrent-review-renders).",
+		Help:           "ProfileReview renders waiting for one of the reviews' own slots (--max-concurrent-previews).",
 		StabilityLevel: metrics.ALPHA,
 	})
 	// ReviewRenders counts the renders of ProfileReviews by result:

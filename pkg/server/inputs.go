@@ -88,16 +88,17 @@ func newInputs(cfg Config) (*inputs, error) {
 		Overlays:        overlaylisters.NewOperatingSystemProfileOverlayLister(set.Overlays.GetIndexer()),
 	}
 	in.resolver = resolve.New(resolve.Config{
-		ProfileNamespace:  cfg.ProfileNamespace,
-		Profiles:          osplisters.NewOperatingSystemProfileLister(set.Profiles.GetIndexer()),
-		Facts:             factsSource,
-		Tokens:            tokens.NewSource(set.Tokens),
-		Claims:            &machines.Claims{MachineDeployments: in.mds, Secrets: set.Payloads.Lister()},
-		Revisions:         machines.NewRevisionTemplates(set.MachineSets.GetIndexer()),
-		Overlays:          in.selector,
-		Render:            cfg.Render,
-		CacheBytes:        cfg.RenderCacheBytes,
-		ConcurrentRenders: cfg.ConcurrentRenders,
+		ProfileNamespace:   cfg.ProfileNamespace,
+		Profiles:           osplisters.NewOperatingSystemProfileLister(set.Profiles.GetIndexer()),
+		Facts:              factsSource,
+		Tokens:             tokens.NewSource(set.Tokens),
+		Claims:             &machines.Claims{MachineDeployments: in.mds, Secrets: set.Payloads.Lister()},
+		Revisions:          machines.NewRevisionTemplates(set.MachineSets.GetIndexer()),
+		Overlays:           in.selector,
+		Render:             cfg.Render,
+		CacheBytes:         cfg.RenderCacheBytes,
+		ConcurrentRenders:  cfg.ConcurrentRenders,
+		ConcurrentPreviews: cfg.ConcurrentPreviews,
 	})
 	return in, nil
 }

@@ -74,6 +74,24 @@ var (
 		Help:           "Renders waiting for a free slot (--max-concurrent-renders).",
 		StabilityLevel: metrics.ALPHA,
 	})
+	// ReviewRendersWaiting is the number of ProfileReview renders waiting
+	// for one of the reviews' own slots (never the render cache's).
+	ReviewRendersWaiting = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace:      namespace,
+		Subsystem:      "review",
+		Name:           "renders_waiting",
+		Help:           "ProfileReview renders waiting for one of the reviews' own slots (--max-concurrent-previews).",
+		StabilityLevel: metrics.ALPHA,
+	})
+	// ReviewRenders counts the renders of ProfileReviews by result:
+	// success, error, or canceled (the client went away first).
+	ReviewRenders = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "review",
+		Name:           "renders_total",
+		Help:           "ProfileReview renders by result (success, error, canceled: the client went away before a slot was free).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
 
 	// WatchEvents counts events sent to watchers, by resource.
 	WatchEvents = metrics.NewCounterVec(&metrics.CounterOpts{
@@ -184,6 +202,7 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
+			ReviewRendersWaiting, ReviewRenders,
 			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures,
 			MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration)
 	})

@@ -22,11 +22,34 @@ type Renderer struct {
 	compiled      *compileCache
 	providerSpecs providerSpecCache
 	containerd    containerdCache
+	// renderTime bounds one Render, from the first template executed;
+	// 0 means the package's default.
+	renderTime time.Duration
+}
+
+// Options size a Renderer's caches and budget.
+type Options struct {
+	// CompiledOSPs bounds the parsed OSPs kept; <= 0 means 64.
+	CompiledOSPs int
+	// RenderTime bounds the templates' execution of one Render; <= 0 means
+	// 1 s.
+	RenderTime time.Duration
 }
 
 // NewRenderer returns a Renderer with empty caches.
 func NewRenderer() *Renderer {
-	return &Renderer{compiled: newCompileCache(compiledOSPs), providerSpecs: newProviderSpecCache(), containerd: newContainerdCache()}
+	return NewRendererWith(Options{})
+}
+
+// NewRendererWith returns a Renderer with empty caches of the given sizes.
+// Renders of candidates under review use one of their own, with a small
+// cache and a short budget, so that they never evict the parsed profiles
+// of the MachineDeployments' own renders.
+func NewRendererWith(o Options) *Renderer {
+	if o.CompiledOSPs <= 0 {
+		o.CompiledOSPs = compiledOSPs
+	}
+	return &Renderer{compiled: newCompileCache(o.CompiledOSPs), providerSpecs: newProviderSpecCache(), containerd: newContainerdCache(), renderTime: o.RenderTime}
 }
 
 // Render renders in.OSP for in.MachineDeployment. Neither is modified.
@@ -42,7 +65,11 @@ func (r *Renderer) Render(in Input) (*Result, error) {
 		x.redactInputs()
 	}
 	x.fillData(r.containerd)
-	if err := x.renderTemplates(r.compiled); err != nil {
+	limit := r.renderTime
+	if limit <= 0 {
+		limit = renderTime
+	}
+	if err := x.renderTemplates(r.compiled, limit); err != nil {
 		return nil, err
 	}
 	if err := x.assembleConfigs(); err != nil {
@@ -128,12 +155,12 @@ func (x *rendering) fillData(containerd containerdCache) {
 }
 
 // renderTemplates executes the OSP's templates, overlays applied.
-func (x *rendering) renderTemplates(compiledOSPs *compileCache) error {
+func (x *rendering) renderTemplates(compiledOSPs *compileCache, limit time.Duration) error {
 	var err error
 	if x.compiled, err = compiledOSPs.get(x.in.OSP, x.in.Overlays, x.in.Node.ContainerRuntime); err != nil {
 		return err
 	}
-	x.boot, x.prov, err = x.compiled.render(x.data)
+	x.boot, x.prov, err = x.compiled.render(x.data, limit)
 	return err
 }
 
@@ -212,18 +239,18 @@ func (x *rendering) addEdgeScript(res *Result) {
 // only slowed by a busy machine renders again soon.
 const retryTimedOut = time.Minute
 
-// renderTime bounds one Render, from the first template executed.
+// renderTime bounds one Render by default, from the first template executed.
 var renderTime = time.Second
 
 // render executes the templates of both configs within one budget. A
 // revision that exceeded its budget fails at once after that: renders for
 // the OSP's other MachineDeployments would spend the same, and the syncer
 // and the API must not wait for them.
-func (c *compiledOSP) render(data *templateData) (boot, prov osm.OSCConfig, err error) {
+func (c *compiledOSP) render(data *templateData, limit time.Duration) (boot, prov osm.OSCConfig, err error) {
 	if f := c.failed.Load(); f != nil && (f.retry.IsZero() || time.Now().Before(f.retry)) {
 		return boot, prov, f.err
 	}
-	b := sandbox.NewBudget(renderTime)
+	b := sandbox.NewBudget(limit)
 	if boot, err = c.bootstrap.render(c.name, data, b); err == nil {
 		prov, err = c.provisioning.render(c.name, data, b)
 	}

@@ -165,13 +165,6 @@ func (c *Cache) Forget(uid types.UID) {
 	metrics.RenderCacheEntries.Set(float64(n))
 }
 
-// Run runs render once a slot is free, and caches nothing: a render of
-// inputs under review, which no later request asks for again.
-func (c *Cache) Run(render func() *Rendered) *Rendered {
-	r, _ := c.render(render)
-	return r
-}
-
 // render runs render once a slot is free; took is how long it ran.
 func (c *Cache) render(render func() *Rendered) (r *Rendered, took time.Duration) {
 	defer c.acquire()()

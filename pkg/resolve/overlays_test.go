@@ -111,7 +111,7 @@ func TestPreviewCachesNothing(t *testing.T) {
 	profile := osp("kube-system", "osp-ubuntu", "v2.0.0", "")
 	profile.UID = "review-1"
 	for range 2 {
-		got := f.resolver.Preview(context.Background(), md("osp-ubuntu"), &Candidate{OSP: profile, Overlay: candidate})
+		got := f.resolver.Preview(context.Background(), md("osp-ubuntu"), &Candidate{OSP: profile, Overlay: candidate}, Payloads)
 		if got.Err != nil || got.Profile.Version != "v2.0.0" || len(got.Overlays) != 1 || got.Overlays[0].Generation != 2 {
 			t.Fatalf("preview: %+v, %v", got.Overlays, got.Err)
 		}

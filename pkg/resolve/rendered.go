@@ -38,6 +38,12 @@ type Rendered struct {
 	// EdgeScript is the join script of an MD on cloud provider edge; its
 	// Format is empty for every other cloud.
 	EdgeScript Payload
+	// ViewBootstrap, ViewProvisioning and ViewEdgeScript are the sizes and
+	// digests of the view's payloads (rendered from placeholders, no
+	// user-data kept): what readers who may not read the payloads are shown
+	// of them (an OSC's status, a view-only ProfileReview). Zero when the
+	// view did not render.
+	ViewBootstrap, ViewProvisioning, ViewEdgeScript Payload
 	// Err is set when rendering failed; the payloads are then empty and the
 	// config holds at most what the MachineDeployment asked for. It is the
 	// view's error (see render.Input.View): safe to show to any reader.

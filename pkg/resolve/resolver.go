@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
+	"time"
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +27,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/lru"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/overlays"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -73,6 +76,42 @@ type Config struct {
 	// ConcurrentRenders bounds the renders running at once; <= 0 means
 	// DefaultConcurrentRenders.
 	ConcurrentRenders int
+	// PreviewRender renders the inputs of previews (ProfileReviews); nil
+	// means Render when that is set (tests), else a render.Renderer of
+	// its own (PreviewRenderer), so that candidates never take the place
+	// of the MDs' own parsed profiles in the renderer's caches.
+	PreviewRender func(render.Input) (*render.Result, error)
+	// PreviewNodeJoin is NodeJoin for previews; nil means NodeJoin when
+	// Render is set, else PreviewRender's renderer's.
+	PreviewNodeJoin func(*ospv1alpha1.OperatingSystemProfile, []*overlaysv1alpha1.OperatingSystemProfileOverlay, string) (osm.NodeJoinMode, error)
+	// ConcurrentPreviews bounds the preview renders running at once, in
+	// slots of their own: reviews never wait for the render cache's
+	// slots, nor the cache's renders (MachineJoin, the syncer, OSC reads)
+	// for theirs. <= 0 means DefaultConcurrentPreviews.
+	ConcurrentPreviews int
+}
+
+// DefaultConcurrentPreviews is how many preview renders run at once by
+// default: half the CPUs Go uses, at least 1, so that reviews leave CPU
+// to the renders nodes wait for.
+func DefaultConcurrentPreviews() int {
+	return max(1, runtime.GOMAXPROCS(0)/2)
+}
+
+// PreviewRenderTime bounds the templates of one preview render (the
+// cache's renders get a second): a candidate is anyone's with the right to
+// review, and a profile that needs more would not be one to ship.
+const PreviewRenderTime = 250 * time.Millisecond
+
+// previewCompiledOSPs bounds the candidates' parsed profiles the preview
+// renderer keeps: each review's candidate is new, so the cache only saves
+// the parse across the MDs of one review.
+const previewCompiledOSPs = 8
+
+// PreviewRenderer returns the renderer previews use by default: caches of
+// its own, small, and a short budget.
+func PreviewRenderer() *render.Renderer {
+	return render.NewRendererWith(render.Options{CompiledOSPs: previewCompiledOSPs, RenderTime: PreviewRenderTime})
 }
 
 // Resolver implements Interface.
@@ -80,12 +119,28 @@ type Resolver struct {
 	cfg    Config
 	cache  *Cache
 	hashes *lru.Cache[types.UID, mdHash]
+	// previews holds a token per preview render running.
+	previews chan struct{}
 }
 
 var _ Interface = &Resolver{}
 
 // New returns a Resolver.
 func New(cfg Config) *Resolver {
+	if cfg.PreviewRender == nil {
+		if cfg.Render != nil {
+			cfg.PreviewRender = cfg.Render
+			if cfg.PreviewNodeJoin == nil {
+				cfg.PreviewNodeJoin = cfg.NodeJoin
+			}
+		} else {
+			previews := PreviewRenderer()
+			cfg.PreviewRender = previews.Render
+			if cfg.PreviewNodeJoin == nil {
+				cfg.PreviewNodeJoin = previews.NodeJoin
+			}
+		}
+	}
 	renderer := render.NewRenderer()
 	if cfg.Render == nil {
 		cfg.Render = renderer.Render
@@ -93,10 +148,17 @@ func New(cfg Config) *Resolver {
 	if cfg.NodeJoin == nil {
 		cfg.NodeJoin = renderer.NodeJoin
 	}
+	if cfg.PreviewNodeJoin == nil {
+		cfg.PreviewNodeJoin = cfg.NodeJoin
+	}
+	if cfg.ConcurrentPreviews <= 0 {
+		cfg.ConcurrentPreviews = DefaultConcurrentPreviews()
+	}
 	cache := NewCache(cfg.CacheBytes, cfg.ConcurrentRenders)
 	// One hash per MD, as the render cache keeps one output per MD; Forget
 	// drops both when the MD goes.
-	return &Resolver{cfg: cfg, cache: cache, hashes: lru.New[types.UID, mdHash](maxMachineDeployments)}
+	return &Resolver{cfg: cfg, cache: cache, hashes: lru.New[types.UID, mdHash](maxMachineDeployments),
+		previews: make(chan struct{}, cfg.ConcurrentPreviews)}
 }
 
 // Pending reasons.
@@ -109,8 +171,21 @@ const (
 
 // Resolve implements Interface.
 func (r *Resolver) Resolve(ctx context.Context, md *clusterv1alpha1.MachineDeployment) *Rendered {
-	return r.resolve(ctx, md, nil)
+	return r.resolve(ctx, md, nil, Payloads)
 }
+
+// Audience is who a preview is for: what its caller may read of an MD.
+type Audience int
+
+const (
+	// Payloads: the caller may read the MD's provisioningpayloads, so the
+	// real values; a preview renders them and the view.
+	Payloads Audience = iota
+	// ViewOnly: the caller may read the MD's OSC only. A preview renders
+	// the view alone; nothing of it depends on a secret's value, not even
+	// how long it took.
+	ViewOnly
+)
 
 // Candidate is a profile or an overlay under review: it takes the place of
 // the one of its namespace and name, or is added. Its UID, with its
@@ -122,11 +197,18 @@ type Candidate struct {
 }
 
 // Preview renders md as Resolve does, with c in place of the profile or
-// overlay of its namespace and name. Nothing is cached; renders wait for a
-// free slot as the cache's do. The output's payloads carry their sizes and
-// digests only, and its config is kept unpacked: a review reads no more.
-func (r *Resolver) Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
-	return r.resolve(ctx, md, c)
+// overlay of its namespace and name, for a: a ViewOnly preview renders the
+// view only, and its payloads (sizes, digests), error and config are all
+// the view's. Nothing is cached; renders wait for one of the previews' own
+// slots, with the previews' own renderer (see Config.PreviewRender), and
+// a preview whose ctx ends before a slot is free fails with ctx's error.
+// The output's payloads carry their sizes and digests only, and its config
+// is kept unpacked: a review reads no more.
+func (r *Resolver) Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate, a Audience) *Rendered {
+	if c == nil {
+		c = &Candidate{}
+	}
+	return r.resolve(ctx, md, c, a)
 }
 
 // profile returns the profile md names: the candidate's, when it is that one.
@@ -137,7 +219,7 @@ func (r *Resolver) profile(p machinecontroller.Profile, c *Candidate) (*ospv1alp
 	return r.cfg.Profiles.OperatingSystemProfiles(p.Namespace).Get(p.Name)
 }
 
-func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate) *Rendered {
+func (r *Resolver) resolve(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *Candidate, a Audience) *Rendered {
 	p, err := r.cfg.Revisions.ProfileOf(md, r.cfg.ProfileNamespace)
 	if err != nil {
 		return &Rendered{Err: err}
@@ -176,7 +258,11 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 	}
 	// Which tokens the render needs depends on how the profile's nodes
 	// join, with its overlays (one may replace the bootstrap's files).
-	mode, err := r.cfg.NodeJoin(osp, ovs, f.Node.ContainerRuntime)
+	nodeJoin := r.cfg.NodeJoin
+	if c != nil {
+		nodeJoin = r.cfg.PreviewNodeJoin
+	}
+	mode, err := nodeJoin(osp, ovs, f.Node.ContainerRuntime)
 	if err != nil {
 		// The profile does not parse: its render would fail the same way.
 		return NewFailed(profile, requestedSpec(osp), err)
@@ -193,7 +279,15 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		return &Rendered{Profile: profile, NodeJoin: mode, Err: err}
 	}
 	render := func() *Rendered {
-		out := r.render(md, osp, ovs, profile, f, kubelet, fetch, c == nil)
+		var out *Rendered
+		switch {
+		case c == nil:
+			out = r.render(md, osp, ovs, profile, f, kubelet, fetch)
+		case a == ViewOnly:
+			out = r.previewView(md, osp, ovs, profile, f, kubelet, fetch)
+		default:
+			out = r.preview(md, osp, ovs, profile, f, kubelet, fetch)
+		}
 		out.NodeJoin = mode
 		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
@@ -202,22 +296,60 @@ func (r *Resolver) resolve(_ context.Context, md *clusterv1alpha1.MachineDeploym
 		return out
 	}
 	if c != nil {
-		return r.cache.Run(render)
+		return r.runPreview(ctx, profile, render)
 	}
 	return r.cache.Get(md.UID, cacheKey(md, mdHash, waiting, osp, ovs, f.Hash(), tokens), render)
 }
 
-// render renders md's payloads and the view.
+// render renders md's payloads and the view, for the render cache.
 func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
-	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string, packed bool) *Rendered {
+	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string) *Rendered {
+	return r.renderBoth(r.cfg.Render, md, osp, ovs, profile, f, kubelet, fetch, true)
+}
+
+// preview renders md's payloads and the view with the previews' renderer,
+// for a caller who may read the payloads.
+func (r *Resolver) preview(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
+	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string) *Rendered {
+	return r.renderBoth(r.cfg.PreviewRender, md, osp, ovs, profile, f, kubelet, fetch, false)
+}
+
+// previewView renders md's view only, with the previews' renderer, for a
+// caller who may not read the payloads: the payloads' sizes and digests,
+// the config and the error are all the view's, and the real values are
+// never rendered, so nothing of the answer — not even its time — depends
+// on them. The config is not redacted by the real values either: that
+// would tell whether the view holds one of them (a candidate writing
+// guesses of a password would see which one was replaced); the view got
+// none, so only an input the caller reads anyway could hold one.
+func (r *Resolver) previewView(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile, ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay,
+	profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string) *Rendered {
+	cluster := f.Cluster
+	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
+	view, err := r.cfg.PreviewRender(render.Input{OSP: osp, Overlays: ovs, MachineDeployment: md, Cluster: cluster, Node: f.Node, View: true})
+	if err != nil {
+		return NewFailed(profile, requestedSpec(osp), err)
+	}
+	if err := fitsSecrets(view); err != nil {
+		return NewFailed(profile, requestedSpec(osp), fmt.Errorf("machinedeployment %s/%s: %w", md.Namespace, md.Name, err))
+	}
+	out := newPreview(profile, &view.Config, view)
+	out.ViewBootstrap, out.ViewProvisioning, out.ViewEdgeScript = out.Bootstrap, out.Provisioning, out.EdgeScript
+	return out
+}
+
+// renderBoth renders md's payloads and the view with fn; packed keeps the
+// payloads (the render cache's outputs), else their sizes and digests only.
+func (r *Resolver) renderBoth(fn func(render.Input) (*render.Result, error), md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha1.OperatingSystemProfile,
+	ovs []*overlaysv1alpha1.OperatingSystemProfileOverlay, profile osm.ProfileReference, f *facts.Facts, kubelet, fetch string, packed bool) *Rendered {
 	cluster := f.Cluster
 	cluster.BootstrapToken, cluster.CloudInitGetterToken = kubelet, fetch
 	in := render.Input{OSP: osp, Overlays: ovs, MachineDeployment: md, Cluster: cluster, Node: f.Node}
-	res, err := r.cfg.Render(in)
+	res, err := fn(in)
 	// The OSC and every error shown are of the view: the same render from
 	// placeholders for every secret (render.Input.View).
 	in.View = true
-	view, viewErr := r.cfg.Render(in)
+	view, viewErr := fn(in)
 	switch {
 	case err != nil && viewErr != nil:
 		// Say what the MD asked for even though the render failed.
@@ -244,6 +376,7 @@ func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha
 		}
 		out := newPreview(profile, cfg, res)
 		out.ViewErr = viewErr
+		setViewPayloads(out, view)
 		return out
 	}
 	// The view rendered, so its error is known (nil), but its config is not
@@ -263,7 +396,20 @@ func (r *Resolver) render(md *clusterv1alpha1.MachineDeployment, osp *ospv1alpha
 	if viewErr != nil {
 		out.ViewErr = viewErr
 	}
+	setViewPayloads(out, view)
 	return out
+}
+
+// setViewPayloads records the sizes and digests of the view's payloads in
+// out; view is nil when the view failed.
+func setViewPayloads(out *Rendered, view *render.Result) {
+	if view == nil {
+		return
+	}
+	out.ViewBootstrap, out.ViewProvisioning = digest(view.Bootstrap), digest(view.Provisioning)
+	if view.EdgeScript != nil {
+		out.ViewEdgeScript = digest(*view.EdgeScript)
+	}
 }
 
 // viewConfig renders the view of md again, from the inputs its payloads were
@@ -361,4 +507,34 @@ func (r *Resolver) Forget(uid types.UID) {
 // operating system its profile is for.
 func requestedSpec(osp *ospv1alpha1.OperatingSystemProfile) *osm.OperatingSystemConfigSpec {
 	return &osm.OperatingSystemConfigSpec{OSName: string(osp.Spec.OSName), OSVersion: osp.Spec.OSVersion}
+}
+
+// runPreview runs render in one of the previews' slots, once one is free;
+// when ctx ends first (the client went away), it renders nothing.
+func (r *Resolver) runPreview(ctx context.Context, profile osm.ProfileReference, render func() *Rendered) *Rendered {
+	select {
+	case r.previews <- struct{}{}:
+	default:
+		metrics.ReviewRendersWaiting.Inc()
+		select {
+		case r.previews <- struct{}{}:
+			metrics.ReviewRendersWaiting.Dec()
+		case <-ctx.Done():
+			metrics.ReviewRendersWaiting.Dec()
+			metrics.ReviewRenders.WithLabelValues("canceled").Inc()
+			return &Rendered{Profile: profile, Err: fmt.Errorf("not rendered: %w", ctx.Err())}
+		}
+	}
+	defer func() { <-r.previews }()
+	if err := ctx.Err(); err != nil {
+		metrics.ReviewRenders.WithLabelValues("canceled").Inc()
+		return &Rendered{Profile: profile, Err: fmt.Errorf("not rendered: %w", err)}
+	}
+	out := render()
+	result := "success"
+	if out.Err != nil {
+		result = "error"
+	}
+	metrics.ReviewRenders.WithLabelValues(result).Inc()
+	return out
 }

@@ -4,7 +4,9 @@
 // removed or changed (with a unified diff of each), and the payloads' sizes
 // against the cloud's user-data limit. It reads only the view of a render,
 // the config whose secrets are placeholders, and the payloads' sizes and
-// digests: a review shows no more than an OperatingSystemConfig does. The
+// digests: the real payloads' for a caller who may read them, the view's
+// payloads' for any other (see FromRendered), so a review shows no more
+// than an OperatingSystemConfig does. The
 // API's ProfileReviews and `osm-apiserver render --diff` both use it.
 package review
 
@@ -35,8 +37,16 @@ type Payload struct {
 	SHA256 string
 }
 
-// FromRendered is the Side of a resolver's output.
-func FromRendered(r *resolve.Rendered) (Side, error) {
+// FromRendered is the Side of a resolver's output, as a caller of audience
+// a may see it. This is the one place that decides what a review shows of a
+// render: for a caller who may read the payloads, their sizes and digests;
+// for one who may not (resolve.ViewOnly), everything — sizes, digests,
+// hence changed and overLimit, the config diffed, errors — is the view's,
+// so no answer depends on a secret's value. r must then be the view-only
+// preview (Resolver.Preview with resolve.ViewOnly) or a cached output,
+// whose view's payloads it keeps; a cached output whose view failed is
+// failed to such a caller.
+func FromRendered(r *resolve.Rendered, a resolve.Audience) (Side, error) {
 	s := Side{Overlays: r.Overlays}
 	if reason, ok := r.Pending(); ok {
 		s.Pending = reason
@@ -46,6 +56,10 @@ func FromRendered(r *resolve.Rendered) (Side, error) {
 		s.Err = r.Err.Error()
 		return s, nil
 	}
+	if a == resolve.ViewOnly && r.ViewErr != nil {
+		s.Err = r.ViewErr.Error()
+		return s, nil
+	}
 	if r.ViewErr == nil {
 		cfg, err := r.PeekConfig()
 		if err != nil {
@@ -53,9 +67,13 @@ func FromRendered(r *resolve.Rendered) (Side, error) {
 		}
 		s.Config = cfg
 	}
-	s.Bootstrap = Payload{Size: r.Bootstrap.Size, SHA256: r.Bootstrap.SHA256}
-	s.Provisioning = Payload{Size: r.Provisioning.Size, SHA256: r.Provisioning.SHA256}
-	s.EdgeScript = Payload{Size: r.EdgeScript.Size, SHA256: r.EdgeScript.SHA256}
+	bootstrap, provisioning, edge := r.Bootstrap, r.Provisioning, r.EdgeScript
+	if a == resolve.ViewOnly {
+		bootstrap, provisioning, edge = r.ViewBootstrap, r.ViewProvisioning, r.ViewEdgeScript
+	}
+	s.Bootstrap = Payload{Size: bootstrap.Size, SHA256: bootstrap.SHA256}
+	s.Provisioning = Payload{Size: provisioning.Size, SHA256: provisioning.SHA256}
+	s.EdgeScript = Payload{Size: edge.Size, SHA256: edge.SHA256}
 	return s, nil
 }
 

@@ -92,16 +92,17 @@ func newInputs(cfg Config) (*inputs, error) {
 	}
 	in.tokens = tokens.NewSource(set.Tokens)
 	in.resolver = resolve.New(resolve.Config{
-		ProfileNamespace:  cfg.ProfileNamespace,
-		Profiles:          osplisters.NewOperatingSystemProfileLister(set.Profiles.GetIndexer()),
-		Facts:             factsSource,
-		Tokens:            in.tokens,
-		Claims:            &machines.Claims{MachineDeployments: in.mds, Secrets: set.Payloads.Lister()},
-		Revisions:         machines.NewRevisionTemplates(set.MachineSets.GetIndexer()),
-		Overlays:          in.selector,
-		Render:            cfg.Render,
-		CacheBytes:        cfg.RenderCacheBytes,
-		ConcurrentRenders: cfg.ConcurrentRenders,
+		ProfileNamespace:   cfg.ProfileNamespace,
+		Profiles:           osplisters.NewOperatingSystemProfileLister(set.Profiles.GetIndexer()),
+		Facts:              factsSource,
+		Tokens:             in.tokens,
+		Claims:             &machines.Claims{MachineDeployments: in.mds, Secrets: set.Payloads.Lister()},
+		Revisions:          machines.NewRevisionTemplates(set.MachineSets.GetIndexer()),
+		Overlays:           in.selector,
+		Render:             cfg.Render,
+		CacheBytes:         cfg.RenderCacheBytes,
+		ConcurrentRenders:  cfg.ConcurrentRenders,
+		ConcurrentPreviews: cfg.ConcurrentPreviews,
 	})
 	return in, nil
 }

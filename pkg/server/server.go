@@ -62,6 +62,9 @@ type Config struct {
 	RenderCacheBytes int64
 	// ConcurrentRenders bounds the renders running at once (0: the default).
 	ConcurrentRenders int
+	// ConcurrentPreviews bounds the ProfileReview renders running at once,
+	// in slots of their own (0: the default).
+	ConcurrentPreviews int
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
 	// Render renders one input; nil means the real renderer. Tests set it.

@@ -46,7 +46,7 @@ func TestHealthAndMetrics(t *testing.T) {
 
 // osmHTTPClient talks to osm-apiserver directly, verifying its certificate with the
 // APIService's CA; withAdmin adds the admin's client certificate.
-func osmHTTPClient(t *testing.T, withAdmin bool) *http.Client {
+func osmHTTPClient(t testing.TB, withAdmin bool) *http.Client {
 	t.Helper()
 	ca, err := os.ReadFile(filepath.Join(env.pki, "osm-ca.crt"))
 	if err != nil {
@@ -65,7 +65,7 @@ func osmHTTPClient(t *testing.T, withAdmin bool) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
 }
 
-func get(t *testing.T, c *http.Client, path string) (int, string) {
+func get(t testing.TB, c *http.Client, path string) (int, string) {
 	t.Helper()
 	resp, err := c.Get("https://" + env.osmAddr + path)
 	if err != nil {

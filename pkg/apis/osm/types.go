@@ -115,9 +115,12 @@ type OperatingSystemConfigStatus struct {
 	Profile ProfileReference
 	// MachineDeploymentRevision is the revision annotation of the MachineDeployment.
 	MachineDeploymentRevision string
-	// BootstrapPayloadSize is the size in bytes of the bootstrap user-data.
+	// BootstrapPayloadSize is the size in bytes of the bootstrap user-data of
+	// the view (secrets as placeholders): the real payload's size would tell
+	// its secrets' lengths. The provisioningpayload says the real one.
 	BootstrapPayloadSize int64
-	// ProvisioningPayloadSize is the size in bytes of the provisioning user-data.
+	// ProvisioningPayloadSize is the size in bytes of the provisioning
+	// user-data of the view, as BootstrapPayloadSize.
 	ProvisioningPayloadSize int64
 	// RenderError is set when the config could not be rendered.
 	RenderError string

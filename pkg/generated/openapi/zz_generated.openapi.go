@@ -2084,14 +2084,14 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 					},
 					"bootstrapPayloadSize": {
 						SchemaProps: spec.SchemaProps{
-							Description: "BootstrapPayloadSize is the size in bytes of the bootstrap user-data.",
+							Description: "BootstrapPayloadSize is the size in bytes of the bootstrap user-data of the view, rendered with placeholders for every secret: what a reader of this OperatingSystemConfig may see (the real payload's size would tell its secrets' lengths). The ProvisioningPayload tells the real one.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
 					},
 					"provisioningPayloadSize": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ProvisioningPayloadSize is the size in bytes of the provisioning user-data.",
+							Description: "ProvisioningPayloadSize is the size in bytes of the provisioning user-data of the view, as BootstrapPayloadSize.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},

@@ -136,12 +136,14 @@ func buildObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, s
 		Status: osm.OperatingSystemConfigStatus{
 			Profile:                   out.Profile,
 			MachineDeploymentRevision: md.Annotations[machinecontroller.AnnotationMDRevision],
-			BootstrapPayloadSize:      out.Bootstrap.Size,
-			ProvisioningPayloadSize:   out.Provisioning.Size,
-			RenderError:               registry.ErrorMessage(renderErr),
-			Pending:                   pending,
-			NodeJoin:                  resolve.NodeJoinStatus(out.NodeJoin),
-			Overlays:                  out.Overlays,
+			// The view's payloads: the real ones' sizes would tell the
+			// lengths of the secrets in them, which OSC readers may not read.
+			BootstrapPayloadSize:    out.ViewBootstrap.Size,
+			ProvisioningPayloadSize: out.ViewProvisioning.Size,
+			RenderError:             registry.ErrorMessage(renderErr),
+			Pending:                 pending,
+			NodeJoin:                resolve.NodeJoinStatus(out.NodeJoin),
+			Overlays:                out.Overlays,
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
+	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
 // readable returns the MDs whose OperatingSystemConfig the caller may read:
@@ -24,20 +25,10 @@ func (r *REST) readable(ctx context.Context, u user.Info, mds []*clusterv1alpha1
 	for _, md := range mds {
 		ok, seen := allowed[md.Namespace]
 		if !seen {
-			decision, _, err := r.cfg.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
-				User:            u,
-				Verb:            "get",
-				Namespace:       md.Namespace,
-				APIGroup:        osm.GroupName,
-				APIVersion:      "v1alpha1",
-				Resource:        registry.OperatingSystemConfigs,
-				ResourceRequest: true,
-			})
-			if err != nil && decision != authorizer.DecisionAllow {
-				// The authorizer could not answer: refuse rather than guess.
-				return nil, apierrors.NewInternalError(fmt.Errorf("failed to authorize reading operatingsystemconfigs in %s: %w", md.Namespace, err))
+			var err error
+			if ok, err = r.may(ctx, u, md.Namespace, registry.OperatingSystemConfigs); err != nil {
+				return nil, err
 			}
-			ok = decision == authorizer.DecisionAllow
 			allowed[md.Namespace] = ok
 		}
 		if ok {
@@ -45,4 +36,45 @@ func (r *REST) readable(ctx context.Context, u user.Info, mds []*clusterv1alpha1
 		}
 	}
 	return out, nil
+}
+
+// audiences says, for each namespace of mds, what the caller may read of
+// its MDs: their payloads (get provisioningpayloads there), or their view
+// only. This is the one decision of who gets a review's answer from the
+// real values; what each audience is shown is review.FromRendered's.
+func (r *REST) audiences(ctx context.Context, u user.Info, mds []*clusterv1alpha1.MachineDeployment) (map[string]resolve.Audience, error) {
+	out := map[string]resolve.Audience{}
+	for _, md := range mds {
+		if _, seen := out[md.Namespace]; seen {
+			continue
+		}
+		ok, err := r.may(ctx, u, md.Namespace, registry.ProvisioningPayloads)
+		if err != nil {
+			return nil, err
+		}
+		out[md.Namespace] = resolve.ViewOnly
+		if ok {
+			out[md.Namespace] = resolve.Payloads
+		}
+	}
+	return out, nil
+}
+
+// may says whether u may get resource of osm.k8c.io in namespace, through
+// the server's authorizer (a SubjectAccessReview, cached by it). An
+// authorizer that cannot answer refuses the review rather than guess.
+func (r *REST) may(ctx context.Context, u user.Info, namespace, resource string) (bool, error) {
+	decision, _, err := r.cfg.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User:            u,
+		Verb:            "get",
+		Namespace:       namespace,
+		APIGroup:        osm.GroupName,
+		APIVersion:      "v1alpha1",
+		Resource:        resource,
+		ResourceRequest: true,
+	})
+	if err != nil && decision != authorizer.DecisionAllow {
+		return false, apierrors.NewInternalError(fmt.Errorf("failed to authorize reading %s in %s: %w", resource, namespace, err))
+	}
+	return decision == authorizer.DecisionAllow, nil
 }

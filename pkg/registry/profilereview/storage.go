@@ -40,7 +40,7 @@ import (
 // *resolve.Resolver implements it.
 type Previewer interface {
 	resolve.Interface
-	Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *resolve.Candidate) *resolve.Rendered
+	Preview(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *resolve.Candidate, a resolve.Audience) *resolve.Rendered
 }
 
 // REST is the storage of profilereviews.
@@ -59,7 +59,9 @@ type Config struct {
 	// candidate replaces.
 	Overlays *overlays.Selector
 	// Authorizer says whether the caller may read a namespace's
-	// OperatingSystemConfigs: a review shows only those MDs.
+	// OperatingSystemConfigs (a review shows only those MDs), and its
+	// provisioningpayloads (else the review is of the view alone: see
+	// audiences).
 	Authorizer authorizer.UnconditionalAuthorizer
 	// Feed says when the informers have listed.
 	Feed *changefeed.Feed
@@ -129,8 +131,16 @@ func (r *REST) Create(ctx context.Context, obj pkgruntime.Object, createValidati
 	if mds, err = r.readable(ctx, user, mds); err != nil {
 		return nil, err
 	}
+	audiences, err := r.audiences(ctx, user, mds)
+	if err != nil {
+		return nil, err
+	}
+	reviews, err := r.review(ctx, mds, c, audiences)
+	if err != nil {
+		return nil, err
+	}
 	out := in.DeepCopy()
-	out.Status = osm.ProfileReviewStatus{MachineDeployments: r.review(ctx, mds, c)}
+	out.Status = osm.ProfileReviewStatus{MachineDeployments: reviews}
 	out.Status.Reviewed = int32(len(mds))
 	out.Status.Changed, out.Status.Failed = review.Summary(out.Status.MachineDeployments)
 	return out, nil
@@ -224,8 +234,9 @@ func (r *REST) reached(c *resolve.Candidate, spec *osm.ProfileReviewSpec, sel la
 }
 
 // review compares every MD as it is and with the candidate, in parallel
-// (renders wait for the resolver's slots).
-func (r *REST) review(ctx context.Context, mds []*clusterv1alpha1.MachineDeployment, c *resolve.Candidate) []osm.MachineDeploymentReview {
+// (previews wait for the resolver's preview slots). It stops, and fails,
+// once ctx ends: the client went away, or the request timed out.
+func (r *REST) review(ctx context.Context, mds []*clusterv1alpha1.MachineDeployment, c *resolve.Candidate, audiences map[string]resolve.Audience) ([]osm.MachineDeploymentReview, error) {
 	out := make([]osm.MachineDeploymentReview, len(mds))
 	d := review.NewDiffer()
 	next := make(chan int)
@@ -233,7 +244,9 @@ func (r *REST) review(ctx context.Context, mds []*clusterv1alpha1.MachineDeploym
 	for range min(runtime.GOMAXPROCS(0), len(mds)) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = r.reviewOne(ctx, mds[i], c, d)
+				if ctx.Err() == nil {
+					out[i] = r.reviewOne(ctx, mds[i], c, audiences[mds[i].Namespace], d)
+				}
 			}
 		})
 	}
@@ -242,15 +255,20 @@ func (r *REST) review(ctx context.Context, mds []*clusterv1alpha1.MachineDeploym
 	}
 	close(next)
 	wg.Wait()
-	return out
+	if err := ctx.Err(); err != nil {
+		return nil, apierrors.NewTimeoutError(fmt.Sprintf("the review was not finished: %v", err), 0)
+	}
+	return out, nil
 }
 
-func (r *REST) reviewOne(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *resolve.Candidate, d *review.Differ) osm.MachineDeploymentReview {
-	before, err := review.FromRendered(r.cfg.Resolver.Resolve(ctx, md))
+// reviewOne compares md as it is and with c, as a caller of audience a may
+// see it (review.FromRendered).
+func (r *REST) reviewOne(ctx context.Context, md *clusterv1alpha1.MachineDeployment, c *resolve.Candidate, a resolve.Audience, d *review.Differ) osm.MachineDeploymentReview {
+	before, err := review.FromRendered(r.cfg.Resolver.Resolve(ctx, md), a)
 	if err != nil {
 		before = review.Side{Err: err.Error()}
 	}
-	after, err := review.FromRendered(r.cfg.Resolver.Preview(ctx, md, c))
+	after, err := review.FromRendered(r.cfg.Resolver.Preview(ctx, md, c, a), a)
 	if err != nil {
 		after = review.Side{Err: err.Error()}
 	}

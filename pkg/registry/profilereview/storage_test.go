@@ -33,7 +33,7 @@ func (previewer) Resolve(_ context.Context, md *clusterv1alpha1.MachineDeploymen
 	return rendered(md, "v1", nil)
 }
 
-func (previewer) Preview(_ context.Context, md *clusterv1alpha1.MachineDeployment, c *resolve.Candidate) *resolve.Rendered {
+func (previewer) Preview(_ context.Context, md *clusterv1alpha1.MachineDeployment, c *resolve.Candidate, _ resolve.Audience) *resolve.Rendered {
 	if md.Name == "broken" {
 		return resolve.NewFailed(osm.ProfileReference{}, nil, errors.New("osp-ubuntu: provisioningConfig file /etc/x: template: line 1: boom"))
 	}
@@ -55,15 +55,23 @@ func rendered(md *clusterv1alpha1.MachineDeployment, version string, o *overlays
 	b, _ := resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+md.Name))
 	p, _ := resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning real-token "+text))
 	out, _ := resolve.NewRendered(osm.ProfileReference{Name: "osp-ubuntu", Version: version}, cfg, b, p)
+	out.ViewBootstrap, _ = resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("bootstrap "+md.Name))
+	out.ViewProvisioning, _ = resolve.NewPayload(osm.PayloadFormatCloudInit, []byte("provisioning REDACTED "+text))
 	out.Overlays = refs
 	return out
 }
 
-// namespaces allows reading OSCs in the namespaces it holds.
+// namespaces allows alice to get OSCs and provisioningpayloads in the
+// namespaces it holds, and viewer OSCs only.
 type namespaces map[string]bool
 
 func (n namespaces) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	if a.GetUser().GetName() == "alice" && a.GetVerb() == "get" && a.GetResource() == "operatingsystemconfigs" && a.GetAPIGroup() == "osm.k8c.io" && n[a.GetNamespace()] {
+	if a.GetVerb() != "get" || a.GetAPIGroup() != "osm.k8c.io" || !n[a.GetNamespace()] {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	switch user := a.GetUser().GetName(); {
+	case a.GetResource() == "operatingsystemconfigs" && (user == "alice" || user == "viewer"),
+		a.GetResource() == "provisioningpayloads" && user == "alice":
 		return authorizer.DecisionAllow, "", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil

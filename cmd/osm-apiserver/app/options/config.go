@@ -50,13 +50,14 @@ func (o *Options) ServerConfig() (*server.Config, error) {
 		return nil, err
 	}
 	cfg := &server.Config{
-		Generic:           generic,
-		Clusters:          clusters,
-		Facts:             facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
-		ProfileNamespace:  o.Namespace,
-		RenderCacheBytes:  renderCacheBytes(o.RenderCacheMemory),
-		ConcurrentRenders: o.ConcurrentRenders,
-		WatchHistory:      o.WatchHistory,
+		Generic:            generic,
+		Clusters:           clusters,
+		Facts:              facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
+		ProfileNamespace:   o.Namespace,
+		RenderCacheBytes:   renderCacheBytes(o.RenderCacheMemory),
+		ConcurrentRenders:  o.ConcurrentRenders,
+		ConcurrentPreviews: o.ConcurrentPreviews,
+		WatchHistory:       o.WatchHistory,
 	}
 	o.Syncer.ApplyTo(cfg)
 	o.MachineJoin.ApplyTo(&cfg.MachineJoin)

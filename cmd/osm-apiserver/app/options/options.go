@@ -50,6 +50,9 @@ type Options struct {
 	RenderCacheSize int
 	// ConcurrentRenders bounds the renders running at once.
 	ConcurrentRenders int
+	// ConcurrentPreviews bounds the ProfileReview renders running at once,
+	// in slots of their own.
+	ConcurrentPreviews int
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
 	// MemoryLimit is the Go runtime's soft memory limit: "auto" or a quantity.
@@ -61,22 +64,23 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	o := &Options{
-		SecureServing:     genericoptions.NewSecureServingOptions().WithLoopback(),
-		Authentication:    genericoptions.NewDelegatingAuthenticationOptions(),
-		Authorization:     genericoptions.NewDelegatingAuthorizationOptions(),
-		Features:          genericoptions.NewFeatureOptions(),
-		Logs:              logsapi.NewLoggingConfiguration(),
-		Node:              NewNodeFlags(),
-		Syncer:            NewSyncerFlags(),
-		MachineJoin:       NewMachineJoinFlags(),
-		Cluster:           &ClusterFlags{},
-		Namespace:         "kube-system",
-		ServiceNamespace:  "kube-system",
-		RenderCacheMemory: resource.NewQuantity(resolve.DefaultCacheBytes, resource.BinarySI).String(),
-		ConcurrentRenders: resolve.DefaultConcurrentRenders(),
-		WatchHistory:      changefeed.DefaultHistory,
-		MemoryLimit:       memoryLimitAuto,
-		GCPercent:         defaultGCPercent,
+		SecureServing:      genericoptions.NewSecureServingOptions().WithLoopback(),
+		Authentication:     genericoptions.NewDelegatingAuthenticationOptions(),
+		Authorization:      genericoptions.NewDelegatingAuthorizationOptions(),
+		Features:           genericoptions.NewFeatureOptions(),
+		Logs:               logsapi.NewLoggingConfiguration(),
+		Node:               NewNodeFlags(),
+		Syncer:             NewSyncerFlags(),
+		MachineJoin:        NewMachineJoinFlags(),
+		Cluster:            &ClusterFlags{},
+		Namespace:          "kube-system",
+		ServiceNamespace:   "kube-system",
+		RenderCacheMemory:  resource.NewQuantity(resolve.DefaultCacheBytes, resource.BinarySI).String(),
+		ConcurrentRenders:  resolve.DefaultConcurrentRenders(),
+		ConcurrentPreviews: resolve.DefaultConcurrentPreviews(),
+		WatchHistory:       changefeed.DefaultHistory,
+		MemoryLimit:        memoryLimitAuto,
+		GCPercent:          defaultGCPercent,
 	}
 	o.SecureServing.BindPort = 8443
 	o.SecureServing.ServerCert.PairName = "osm-apiserver"
@@ -111,6 +115,7 @@ func (o *Options) addOSMFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Ignored: the render cache keeps every MachineDeployment's output, bounded in bytes by --render-cache-memory.")
 	_ = fs.MarkDeprecated("render-cache-size", "the render cache is bounded in bytes: use --render-cache-memory")
 	fs.IntVar(&o.ConcurrentRenders, "max-concurrent-renders", o.ConcurrentRenders, "Renders running at once; more wait (osm_apiserver_render_waiting). A render may hold up to 32 MiB of template values, so this also bounds their memory. Default: twice the CPUs (GOMAXPROCS), at least 4.")
+	fs.IntVar(&o.ConcurrentPreviews, "max-concurrent-previews", o.ConcurrentPreviews, "ProfileReview renders running at once, in slots of their own (never --max-concurrent-renders'): more wait (osm_apiserver_review_renders_waiting), and stop when their client goes away. Default: half the CPUs (GOMAXPROCS), at least 1.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft memory limit of the Go runtime (a quantity such as 256Mi; 0 for none). \"auto\": GOMEMLIMIT if set, else 75% of the container's memory limit if there is one, else none.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "Garbage collection target of the Go runtime, as GOGC (which wins when set): the heap may grow this many percent over what is live before a collection.")
 	fs.IntVar(&o.WatchHistory, "watch-history", o.WatchHistory, "Changes kept for watches resuming from a resourceVersion; older ones get 410 Gone and list again.")
@@ -136,6 +141,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ConcurrentRenders < 1 {
 		errs = append(errs, fmt.Errorf("--max-concurrent-renders must be positive, got %d", o.ConcurrentRenders))
+	}
+	if o.ConcurrentPreviews < 1 {
+		errs = append(errs, fmt.Errorf("--max-concurrent-previews must be positive, got %d", o.ConcurrentPreviews))
 	}
 	if o.WatchHistory < 1 {
 		errs = append(errs, fmt.Errorf("--watch-history must be positive, got %d", o.WatchHistory))

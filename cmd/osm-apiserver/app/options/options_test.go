@@ -18,6 +18,7 @@ func TestServeFlags(t *testing.T) {
 		{name: "cache memory", args: []string{"--render-cache-memory=0"}, wantErr: "--render-cache-memory"},
 		{name: "cache memory not a quantity", args: []string{"--render-cache-memory=lots"}, wantErr: "--render-cache-memory"},
 		{name: "concurrent renders", args: []string{"--max-concurrent-renders=0"}, wantErr: "--max-concurrent-renders"},
+		{name: "concurrent previews", args: []string{"--max-concurrent-previews=0"}, wantErr: "--max-concurrent-previews"},
 		{name: "node options are checked", args: []string{"--cluster-dns=not-an-ip"}, wantErr: "--cluster-dns"},
 	}
 	for _, tc := range tests {

@@ -136,10 +136,14 @@ type OperatingSystemConfigStatus struct {
 	// MachineDeploymentRevision is the revision annotation of the MachineDeployment.
 	// +optional
 	MachineDeploymentRevision string `json:"machineDeploymentRevision,omitempty"`
-	// BootstrapPayloadSize is the size in bytes of the bootstrap user-data.
+	// BootstrapPayloadSize is the size in bytes of the bootstrap user-data of
+	// the view, rendered with placeholders for every secret: what a reader of
+	// this OperatingSystemConfig may see (the real payload's size would tell
+	// its secrets' lengths). The ProvisioningPayload tells the real one.
 	// +optional
 	BootstrapPayloadSize int64 `json:"bootstrapPayloadSize,omitempty"`
-	// ProvisioningPayloadSize is the size in bytes of the provisioning user-data.
+	// ProvisioningPayloadSize is the size in bytes of the provisioning
+	// user-data of the view, as BootstrapPayloadSize.
 	// +optional
 	ProvisioningPayloadSize int64 `json:"provisioningPayloadSize,omitempty"`
 	// RenderError is set when the config could not be rendered.

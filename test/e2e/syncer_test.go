@@ -192,11 +192,11 @@ func TestSyncerDeleteCleansUpWithoutFinalizer(t *testing.T) {
 	})
 }
 
-// countOwned counts the Secrets written for ref in kube-system and cloud-init-settings.
+// countOwned counts the Secrets written for ref in kube-system, cloud-init-settings and the fetch tokens' namespace.
 func countOwned(t *testing.T, ref machinecontroller.Ref) int {
 	t.Helper()
 	n := 0
-	for _, ns := range []string{"kube-system", machinecontroller.CloudInitSettingsNamespace} {
+	for _, ns := range []string{"kube-system", machinecontroller.CloudInitSettingsNamespace, tokens.FetchNamespace} {
 		l, err := env.kube.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: ref.Selector().String()})
 		if err != nil {
 			t.Fatal(err)

@@ -15,23 +15,40 @@ import (
 // and per machine, as token buckets: a burst, then a steady rate. A record
 // beyond them is answered 429 with Retry-After. They are per replica: with
 // N replicas behind kube-apiserver's Service, up to N times as many.
+//
+// An MD's bucket grows with its replicas, so that a rollout of thousands of
+// machines at once is not throttled while a flood still is: one machine
+// looping gets at most PerMachine after its burst, all of an MD's machines
+// looping at most max(PerMachineDeployment, replicas × PerReplica).
 type Limits struct {
 	// PerMachine and MachineBurst: a boot posts about two records per step.
 	PerMachine   rate.Limit
 	MachineBurst int
-	// PerMachineDeployment and MachineDeploymentBurst: a scale-up of many
-	// machines at once shares them.
+	// PerMachineDeployment and MachineDeploymentBurst: the least an MD's
+	// machines share, whatever its replicas.
 	PerMachineDeployment   rate.Limit
 	MachineDeploymentBurst int
+	// PerReplica and BurstPerReplica: what each replica of an MD
+	// (spec.replicas) adds to its MD's rate and burst.
+	PerReplica      rate.Limit
+	BurstPerReplica int
 }
 
-// DefaultLimits allow a machine 30 records at once and one a second after;
-// an MD 200 at once and 20 a second: a scale-up of 100 machines, each
-// posting ~12 records over a few minutes, stays well within them, a node
-// looping on a failing step does not.
+// DefaultLimits allow a machine 30 records at once and one a second after.
+// An MD gets at least 200 at once and 20 a second, and 3 at once and 0.2 a
+// second per replica: a machine posts about 12 records over a few minutes
+// (one every 10-30 s), so 1,000 machines of one MD starting within two
+// minutes post about 35 a second, within the 200 a second such an MD gets;
+// every one of them looping is held to those 200.
 var DefaultLimits = Limits{
 	PerMachine: 1, MachineBurst: 30,
 	PerMachineDeployment: 20, MachineDeploymentBurst: 200,
+	PerReplica: 0.2, BurstPerReplica: 3,
+}
+
+// forReplicas returns the rate and burst of the bucket of an MD of replicas.
+func (l Limits) forReplicas(replicas int) (rate.Limit, int) {
+	return max(l.PerMachineDeployment, rate.Limit(replicas)*l.PerReplica), max(l.MachineDeploymentBurst, replicas*l.BurstPerReplica)
 }
 
 // Bounds of the buckets kept: the least recently used go first (a bucket
@@ -69,10 +86,16 @@ func (l *limiter) bucket(c *lru.Cache[string, *rate.Limiter], key string, r rate
 }
 
 // allow takes a token from the machine's and the MD's buckets, or returns
-// how long until both have one (nothing taken then).
-func (l *limiter) allow(md, machine string, now time.Time) (ok bool, retryAfter time.Duration) {
+// how long until both have one (nothing taken then). The MD's bucket follows
+// its replicas as they change.
+func (l *limiter) allow(md string, replicas int, machine string, now time.Time) (ok bool, retryAfter time.Duration) {
 	m := l.bucket(l.machines, machine, l.limits.PerMachine, l.limits.MachineBurst)
-	d := l.bucket(l.deployments, md, l.limits.PerMachineDeployment, l.limits.MachineDeploymentBurst)
+	r, burst := l.limits.forReplicas(replicas)
+	d := l.bucket(l.deployments, md, r, burst)
+	if d.Limit() != r || d.Burst() != burst {
+		d.SetLimitAt(now, r)
+		d.SetBurstAt(now, burst)
+	}
 	rm, rd := m.ReserveN(now, 1), d.ReserveN(now, 1)
 	wait := max(rm.DelayFrom(now), rd.DelayFrom(now))
 	if wait == 0 {

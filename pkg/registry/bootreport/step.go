@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -119,10 +120,12 @@ func (r *StepREST) create(ctx context.Context, machine string, obj runtime.Objec
 		return nil, "forbidden", err
 	}
 	ref := machinecontroller.RefOf(md)
-	if ok, wait := r.limiter.allow(ref.String(), namespace+"/"+machine, r.cfg.Now()); !ok {
+	replicas := replicasOf(md)
+	if ok, wait := r.limiter.allow(ref.String(), replicas, namespace+"/"+machine, r.cfg.Now()); !ok {
+		mdRate, _ := r.cfg.Limits.forReplicas(replicas)
 		return nil, "throttled", apierrors.NewTooManyRequests(
-			fmt.Sprintf("too many step records from machine %s/%s or its machinedeployment: at most %v a second per machine and %v per machinedeployment",
-				namespace, machine, r.cfg.Limits.PerMachine, r.cfg.Limits.PerMachineDeployment), retryAfterSeconds(wait))
+			fmt.Sprintf("too many step records from machine %s/%s or its machinedeployment: at most %v a second per machine and %v per machinedeployment of %d replicas",
+				namespace, machine, r.cfg.Limits.PerMachine, mdRate, replicas), retryAfterSeconds(wait))
 	}
 	if err := bootreports.TooLarge(&req.Spec); err != nil {
 		return nil, "too_large", apierrors.NewRequestEntityTooLargeError(err.Error())
@@ -157,4 +160,13 @@ func (r *StepREST) create(ctx context.Context, machine string, obj runtime.Objec
 	answer.Status.State = out.Report.Status.State
 	r.observe(md, machine, out)
 	return answer, "accepted", nil
+}
+
+// replicasOf is the number of machines md asks for (1 when unset, as
+// machine-controller defaults it).
+func replicasOf(md *clusterv1alpha1.MachineDeployment) int {
+	if md.Spec.Replicas == nil {
+		return 1
+	}
+	return max(0, int(*md.Spec.Replicas))
 }

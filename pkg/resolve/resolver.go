@@ -127,19 +127,15 @@ var _ Interface = &Resolver{}
 
 // New returns a Resolver.
 func New(cfg Config) *Resolver {
-	if cfg.PreviewRender == nil {
-		if cfg.Render != nil {
-			cfg.PreviewRender = cfg.Render
-			if cfg.PreviewNodeJoin == nil {
-				cfg.PreviewNodeJoin = cfg.NodeJoin
-			}
-		} else {
-			previews := PreviewRenderer()
-			cfg.PreviewRender = previews.Render
-			if cfg.PreviewNodeJoin == nil {
-				cfg.PreviewNodeJoin = previews.NodeJoin
-			}
+	if cfg.PreviewRender == nil && cfg.Render == nil {
+		previews := PreviewRenderer()
+		cfg.PreviewRender = previews.Render
+		if cfg.PreviewNodeJoin == nil {
+			cfg.PreviewNodeJoin = previews.NodeJoin
 		}
+	}
+	if cfg.PreviewRender == nil {
+		cfg.PreviewRender = cfg.Render // a test's renderer renders previews too
 	}
 	renderer := render.NewRenderer()
 	if cfg.Render == nil {

@@ -98,6 +98,10 @@ func TestWatchAcrossReplicasAndRestarts(t *testing.T) {
 	}
 	createMachineSet(t, ns, "keep-1")
 	touchBootReports(t)
+	// An overlay of no MD's profile: kube-apiserver's bookmarks move a
+	// resource's position only after etcd reported progress for it, which
+	// may take longer than this test waits.
+	applyOverlay(t, newOverlay(t, ns, "touch", fmt.Sprintf(infoOverlay, "e2e-no-such-profile", "touch")))
 	for _, r := range []*apiReplica{a, b} {
 		eventually(t, time.Minute, func() error {
 			list, err := r.oscs(ns).List(context.Background(), metav1.ListOptions{})

@@ -21,7 +21,9 @@ IMAGE=${IMAGE:-osm-apiserver:$VERSION}
 RELEASE_DIR=${RELEASE_DIR:-_output/release}
 GO=${GO:-go}
 [[ "$VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || die "VERSION=${VERSION:-(unset)}: want vMAJOR.MINOR.PATCH[-PRERELEASE], e.g. make release VERSION=v0.1.0"
-[ -z "$(git status --porcelain --untracked-files=no)" ] || die "the checkout has local changes: a release is built from a commit"
+# ALLOW_DIRTY=1: test/image's release test, on a checkout being worked on.
+[ -z "$(git status --porcelain --untracked-files=no)" ] || [ "${ALLOW_DIRTY:-}" = 1 ] ||
+  die "the checkout has local changes: a release is built from a commit"
 tags=$(git tag --points-at HEAD --list 'v*')
 if [ -z "$tags" ]; then
   log "warning: HEAD is not tagged; tag it (git tag -a $VERSION) so that later builds of it say $VERSION too"

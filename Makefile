@@ -16,7 +16,7 @@ IMAGEBUILD = $(GO) run ./hack/imagebuild --binary $(BIN) --image $(IMAGE) --outp
 export CGO_ENABLED := 0
 export GOFLAGS := -trimpath -buildvcs=false
 
-.PHONY: all build image image-push test test-unit test-race test-e2e node-test test-deps verify update bench bench-scale demo demo-down clean
+.PHONY: all build image image-push release test test-unit test-race test-e2e node-test test-deps verify update bench bench-scale demo demo-down clean
 
 all: build
 
@@ -35,6 +35,13 @@ image: build
 ## (docker/podman login credentials); $(IMAGE_DIR)/deploy then pins its digest.
 image-push: build
 	$(IMAGEBUILD) --push
+
+## release: make release VERSION=vX.Y.Z [IMAGE=registry.example/osm-apiserver:vX.Y.Z] [PUSH=1]: from a
+## clean (tagged) checkout, the binary and image stamped VERSION and _output/release/install.yaml,
+## artifacts/deploy running the image pinned by digest (pushed with PUSH=1, else the local image's
+## digest); crds.yaml, SHA256SUMS (hack/release.sh). IMAGE defaults to osm-apiserver:VERSION.
+release:
+	@VERSION="$(VERSION)" GO="$(GO)" IMAGE="$(if $(filter command line environment,$(origin IMAGE)),$(IMAGE),osm-apiserver:$(VERSION))" hack/release.sh
 
 ## test: unit tests, then end-to-end tests against a real kube-apiserver + etcd.
 test: test-deps verify test-unit test-e2e

@@ -4,7 +4,7 @@
 # graph makes it, and a package imports only layers below its own:
 #   0  API types and generated code (pkg/apis, pkg/generated: these alone may
 #      import each other), lru, metrics, render/cloudconfig, the CRDs, osm-report,
-#      the overlay examples, tokens/tokenstest
+#      the overlay examples, the monitoring component's tests, tokens/tokenstest
 #   1  machinecontroller (the contract), sandbox (the template engine), the
 #      default profiles' files (artifacts/default-osps)
 #   2  readers and records over the contract: machines, tokens, bootreports,
@@ -30,7 +30,7 @@ layer() {
   case "${1#"$MODULE"/}" in
     pkg/apis/* | pkg/generated/*) echo api ;;
     pkg/lru | pkg/metrics | pkg/render/cloudconfig | artifacts/crd | artifacts/osmreport | artifacts/overlay-examples | \
-      pkg/tokens/tokenstest) echo 0 ;;
+      artifacts/deploy/components/monitoring | pkg/tokens/tokenstest) echo 0 ;;
     pkg/machinecontroller | pkg/sandbox | artifacts/default-osps) echo 1 ;;
     pkg/machines | pkg/tokens | pkg/bootreports | pkg/migrate | pkg/defaultosps | pkg/render/cloudinit | pkg/render/ignition | \
       pkg/machinecontroller/machinecontrollertest) echo 2 ;;

@@ -4,13 +4,15 @@
 // same for the same commit. `make image` and `make image-push` run it.
 //
 //	imagebuild --binary bin/osm-apiserver --version v1.2.3 --revision <sha> \
-//	  --created 2026-11-24T07:01:47Z [--image osm-apiserver:latest] [--output _output/image] [--push]
+//	  --created 2026-11-24T07:01:47Z [--image osm-apiserver:latest] [--output _output/image] [--push] [--pin]
 //
 // It writes, under --output: oci/ (an OCI image layout), osm-apiserver.tar (that
 // layout as one file, with docker's manifest.json: docker/podman load, kind load
 // image-archive, ctr import, skopeo oci-archive:), and deploy/kustomization.yaml
 // (artifacts/deploy running this image); --push also uploads it to --image's
-// registry with the docker/podman credentials.
+// registry with the docker/podman credentials. The overlay pins the image's
+// digest once pushed, or with --pin without pushing (make release): a
+// registry holds the image under the same digest when oci/ is pushed as it is.
 package main
 
 import (
@@ -38,6 +40,7 @@ type options struct {
 	output  string
 	deploy  string
 	push    bool
+	pin     bool
 }
 
 func main() {
@@ -50,6 +53,7 @@ func main() {
 	flag.StringVar(&o.output, "output", "_output/image", "directory for oci/, osm-apiserver.tar and deploy/")
 	flag.StringVar(&o.deploy, "deploy", "artifacts/deploy", "kustomization the overlay in <output>/deploy builds on")
 	flag.BoolVar(&o.push, "push", false, "push the image to --image")
+	flag.BoolVar(&o.pin, "pin", false, "pin deploy/ to the image's digest without pushing it (push oci/ as it is before applying)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -94,6 +98,10 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("%s %s (%s, %.1f MB compressed) in %s\n", ref, digest, o.stamp.Version, float64(size)/1e6, o.output)
 	pinned := ""
+	if o.pin {
+		pinned = digest.String()
+		fmt.Printf("pinned %s@%s (not pushed: push %s as it is before applying)\n", repository(ref), pinned, filepath.Join(o.output, layoutDir))
+	}
 	if o.push {
 		pushed, err := push(ctx, ref, img)
 		if err != nil {

@@ -89,6 +89,21 @@ func TestPushPinsTheOverlayToTheDigest(t *testing.T) {
 	}
 }
 
+// TestPinPinsTheOverlayWithoutPushing: --pin pins the image's own digest,
+// the one a registry holds once the image is pushed as it is (above).
+func TestPinPinsTheOverlayWithoutPushing(t *testing.T) {
+	o := testOptions(t, "registry.example/osm/osm-apiserver:v1.2.3")
+	o.pin = true
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	want := digest(t, mustBuild(t, o.binary, testStamp))
+	overlay := readOverlay(t, o)
+	if !strings.Contains(overlay, "  newName: registry.example/osm/osm-apiserver\n  digest: "+want+"\n") || strings.Contains(overlay, "newTag") {
+		t.Errorf("overlay does not pin registry.example/osm/osm-apiserver@%s alone:\n%s", want, overlay)
+	}
+}
+
 // testOptions builds into a temporary repository layout: <tmp>/_output/image
 // beside <tmp>/artifacts/deploy.
 func testOptions(t *testing.T, image string) options {

@@ -140,6 +140,28 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"reason"})
 
+	// UserDataTooLarge counts syncs that found an MD's bootstrap payload over
+	// its cloud's user-data limit (the UserDataTooLarge Event), by cloud
+	// provider: only clouds with a known limit are counted, so the label has
+	// few values.
+	UserDataTooLarge = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      namespace,
+		Subsystem:      "syncer",
+		Name:           "user_data_too_large_total",
+		Help:           "Syncs that found a MachineDeployment's bootstrap payload over its cloud's user-data limit, by cloud provider.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"cloud_provider"})
+
+	// UpstreamOSMInstalled is 1 while upstream operating-system-manager's
+	// OperatingSystemConfig CRD or webhooks are installed, else 0; an alert
+	// can see what /readyz only says in its verbose answer.
+	UpstreamOSMInstalled = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace:      namespace,
+		Name:           "upstream_osm_installed",
+		Help:           "1 while upstream operating-system-manager's OperatingSystemConfig CRD or webhook configurations are installed, else 0.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	// MachineJoins observes MachineJoin requests, by result: answered,
 	// refused (403), unavailable (503) or failed.
 	MachineJoins = metrics.NewHistogramVec(&metrics.HistogramOpts{
@@ -198,13 +220,20 @@ var (
 
 var registerOnce sync.Once
 
+// Collectors are the metrics Register registers: what /metrics serves under
+// osm_apiserver_. The monitoring manifests' test checks every metric they
+// name against this list.
+func Collectors() []metrics.Registerable {
+	return []metrics.Registerable{RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
+		ReviewRendersWaiting, ReviewRenders,
+		WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures, UserDataTooLarge, UpstreamOSMInstalled,
+		MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration}
+}
+
 // Register adds the metrics to the legacy registry. Safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
-			ReviewRendersWaiting, ReviewRenders,
-			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures,
-			MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration)
+		legacyregistry.MustRegister(Collectors()...)
 	})
 }
 

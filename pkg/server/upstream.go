@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 	"github.com/osm-apiserver/osm-apiserver/pkg/migrate"
 )
 
@@ -90,6 +91,11 @@ func (u *upstreamCheck) run(ctx context.Context) {
 			return
 		}
 		failed = ""
+		installed := 0.0
+		if len(found) > 0 {
+			installed = 1
+		}
+		metrics.UpstreamOSMInstalled.Set(installed)
 		before := u.found.Swap(&found)
 		changed := before == nil || !slices.Equal(*before, found)
 		switch {

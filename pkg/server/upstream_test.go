@@ -12,6 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 )
 
 // While upstream's OSC CRD or webhooks are installed, the check's line in
@@ -25,6 +28,14 @@ func TestUpstreamCheckWarnsWithoutFailing(t *testing.T) {
 	})
 	kube.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{
 		{GroupVersion: "operatingsystemmanager.k8c.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "operatingsystemconfigs"}, {Name: "operatingsystemprofiles"}}},
+	}
+	metrics.Register() // before the check's goroutine sets the gauge
+	installed := func() float64 {
+		v, err := testutil.GetGaugeMetricValue(metrics.UpstreamOSMInstalled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
 	u := &upstreamCheck{management: kube, period: 10 * time.Millisecond}
 	if u.Name() != "upstream-osm" {
@@ -49,6 +60,9 @@ func TestUpstreamCheckWarnsWithoutFailing(t *testing.T) {
 		return strings.HasPrefix(u.Name(), "upstream-osm: warning: upstream operating-system-manager is still installed "+
 			"(CustomResourceDefinition operatingsystemconfigs.operatingsystemmanager.k8c.io, ValidatingWebhookConfiguration operatingsystemmanager.k8c.io)")
 	})
+	if v := installed(); v != 1 {
+		t.Errorf("osm_apiserver_upstream_osm_installed = %v while upstream is installed, want 1", v)
+	}
 	if err := u.Check(&http.Request{}); err != nil {
 		t.Errorf("Check = %v, want nil: leftovers of upstream do not make osm-apiserver unready", err)
 	}
@@ -66,4 +80,5 @@ func TestUpstreamCheckWarnsWithoutFailing(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually("no warning once upstream is gone", func() bool { return u.Name() == "upstream-osm" })
+	eventually("osm_apiserver_upstream_osm_installed 0 once upstream is gone", func() bool { return installed() == 0 })
 }

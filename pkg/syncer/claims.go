@@ -106,6 +106,7 @@ func (c *Controller) renderFailed(md *clusterv1alpha1.MachineDeployment, err err
 func (c *Controller) checkUserDataLimit(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered) {
 	limit := machinecontroller.UserDataLimit(out.CloudProvider)
 	if limit > 0 && out.Bootstrap.Size > limit {
+		metrics.UserDataTooLarge.WithLabelValues(out.CloudProvider).Inc()
 		c.recorder.Eventf(machinecontroller.ObjectReference(md), corev1.EventTypeWarning, ReasonUserDataTooLarge,
 			"The bootstrap payload is %d bytes; cloud provider %s accepts at most %d bytes of user-data, so it will refuse the MachineDeployment's machines",
 			out.Bootstrap.Size, out.CloudProvider, limit)

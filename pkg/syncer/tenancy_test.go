@@ -200,11 +200,23 @@ func TestPayloadTooLargeKeepsSecrets(t *testing.T) {
 }
 
 func TestBootstrapOverTheCloudsLimitWarns(t *testing.T) {
+	overLimit := func() float64 {
+		v, err := testutil.GetCounterMetricValue(metrics.UserDataTooLarge.WithLabelValues("aws"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := overLimit()
 	h := start(t, nil)
 	h.osps.Add(profile("osp-ubuntu", "big-v1"))
 	h.mds.Add(machinecontrollertest.OnCloud(machineDeployment("workers", "osp-ubuntu", "1"), "aws"))
 	if e := h.waitEvent("Warning " + ReasonUserDataTooLarge); !strings.Contains(e, "aws accepts at most 16384 bytes") {
 		t.Errorf("event %q does not name the limit", e)
+	}
+	// What the PrometheusRule OSMUserDataOverCloudLimit alerts on.
+	if after := overLimit(); after <= before {
+		t.Errorf("osm_apiserver_syncer_user_data_too_large_total{cloud_provider=\"aws\"} = %v after the warning, was %v: want it counted", after, before)
 	}
 	// The Secrets are written all the same: the limit is the cloud's.
 	h.waitPayloads("workers", "big-v1", "1")

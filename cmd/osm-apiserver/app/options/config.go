@@ -50,9 +50,12 @@ func (o *Options) ServerConfig() (*server.Config, error) {
 		return nil, err
 	}
 	cfg := &server.Config{
-		Generic:            generic,
-		Clusters:           clusters,
-		Facts:              facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
+		Generic:  generic,
+		Clusters: clusters,
+		Facts: facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret, NodeAPIServer: o.Cluster.NodeAPIServer,
+			// Without kubeconfigs the server talks to the worker cluster
+			// through the kubernetes Service: no address for nodes.
+			FallbackInCluster: o.Kubeconfig == "" && o.WorkerClusterKubeconfig == ""},
 		ProfileNamespace:   o.Namespace,
 		RenderCacheBytes:   renderCacheBytes(o.RenderCacheMemory),
 		ConcurrentRenders:  o.ConcurrentRenders,

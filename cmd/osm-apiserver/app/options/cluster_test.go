@@ -71,3 +71,32 @@ func TestClusterInfoWithoutKubeconfig(t *testing.T) {
 		t.Errorf("bad token: error %v", err)
 	}
 }
+
+// --node-api-server replaces the server of --cluster-info-kubeconfig and is
+// checked.
+func TestNodeAPIServerFlag(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "cluster-info")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: ""
+  cluster:
+    server: https://foo.bar:6443
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := ClusterFlags{ClusterInfoKubeconfig: kubeconfig, NodeAPIServer: "https://nodes.example:6443"}
+	if c, err := f.ClusterInfo(); err != nil || c.ServerURL != "https://nodes.example:6443" || c.CACert != testCA {
+		t.Errorf("got %+v, %v", c, err)
+	}
+	f.NodeAPIServer = "http://nodes.example:6443"
+	if _, err := f.ClusterInfo(); err == nil || !strings.Contains(err.Error(), "--node-api-server") {
+		t.Errorf("err %v, want --node-api-server named", err)
+	}
+	o := NewOptions()
+	o.Cluster.NodeAPIServer = "nodes.example:6443"
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--node-api-server") {
+		t.Errorf("Validate: %v, want --node-api-server named", err)
+	}
+}

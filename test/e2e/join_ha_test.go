@@ -408,10 +408,7 @@ func newJoinProcess(t *testing.T, id string) *joinProcess {
 // on /readyz, and answers MachineJoins.
 func (p *joinProcess) start(t *testing.T) {
 	t.Helper()
-	bin := filepath.Join(env.dir, "bin", "osm-apiserver")
-	if !fileExists(bin) {
-		t.Fatalf("%s is missing: the test runs the harness's binary", bin)
-	}
+	bin := processBinary(t)
 	log, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -459,6 +456,31 @@ func (p *joinProcess) start(t *testing.T) {
 		}
 		return fmt.Errorf("replica %s: %w", p.id, err)
 	})
+}
+
+var processBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// processBinary is the harness's osm-apiserver binary, built once if the
+// harness did not build one (a reused cluster).
+func processBinary(t *testing.T) string {
+	t.Helper()
+	processBin.once.Do(func() {
+		processBin.path = filepath.Join(env.dir, "bin", "osm-apiserver")
+		if fileExists(processBin.path) {
+			return
+		}
+		// In the state dir: `hack/local-cluster.sh down` removes it.
+		processBin.path = filepath.Join(env.dir, "e2e-bin", "osm-apiserver")
+		processBin.err = command(5*time.Minute, env.repo, nil, "go", "build", "-o", processBin.path, "./cmd/osm-apiserver")
+	})
+	if processBin.err != nil {
+		t.Fatalf("building osm-apiserver: %v", processBin.err)
+	}
+	return processBin.path
 }
 
 // kill stops the process with SIGKILL: no graceful shutdown, the Lease not

@@ -35,7 +35,8 @@ func ValidateNodeAPIServer(s string) error {
 		return fmt.Errorf("%q: want https://host[:port]", s)
 	case u.Hostname() == "":
 		return fmt.Errorf("%q: no host", s)
-	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.Trim(u.Path, "/") != "":
+	// Nodes append paths to it: no path, not even "/".
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Path != "" || u.Opaque != "":
 		return fmt.Errorf("%q: want https://host[:port], without user, path, query or fragment", s)
 	}
 	if p := u.Port(); p != "" {

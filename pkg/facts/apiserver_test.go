@@ -143,13 +143,13 @@ func TestEndpointServer(t *testing.T) {
 }
 
 func TestValidateNodeAPIServer(t *testing.T) {
-	for _, good := range []string{"https://api.example:6443", "https://10.0.0.1", "https://[fd00::1]:443", "https://api.example:6443/"} {
+	for _, good := range []string{"https://api.example:6443", "https://10.0.0.1", "https://[fd00::1]:443"} {
 		if err := ValidateNodeAPIServer(good); err != nil {
 			t.Errorf("%s: %v", good, err)
 		}
 	}
 	for _, bad := range []string{"", "http://api.example:6443", "api.example:6443", "https://:6443", "https://user:pw@api.example",
-		"https://api.example/path", "https://api.example?x=1", "https://api.example:99999", "https://api.example:port"} {
+		"https://api.example/path", "https://api.example:6443/", "https://api.example?x=1", "https://api.example:99999", "https://api.example:port"} {
 		if err := ValidateNodeAPIServer(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

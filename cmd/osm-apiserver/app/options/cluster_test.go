@@ -100,3 +100,22 @@ clusters:
 		t.Errorf("Validate: %v, want --node-api-server named", err)
 	}
 }
+
+// The worker cluster's server is the kubernetes Service without kubeconfigs,
+// or when a kubeconfig names the Service's ClusterIP.
+func TestInCluster(t *testing.T) {
+	for _, c := range []struct {
+		kubeconfig, worker, server, serviceHost string
+		want                                    bool
+	}{
+		{"", "", "https://10.96.0.1:443", "10.96.0.1", true},
+		{"/kc", "", "https://10.96.0.1:443", "10.96.0.1", true},
+		{"/kc", "", "https://203.0.113.5:6443", "10.96.0.1", false},
+		{"", "/worker", "https://203.0.113.5:6443", "", false},
+		{"/kc", "", "https://10.96.0.1:443", "", false}, // not in a pod
+	} {
+		if got := inCluster(c.kubeconfig, c.worker, c.server, c.serviceHost); got != c.want {
+			t.Errorf("%+v: %v, want %v", c, got, c.want)
+		}
+	}
+}

@@ -42,9 +42,9 @@ type Config struct {
 	// Client reads the worker cluster; Fallback is its client configuration.
 	Client   kubernetes.Interface
 	Fallback *rest.Config
-	// FallbackInCluster says Fallback is the in-cluster configuration: its
-	// server is the kubernetes Service's ClusterIP, which nodes cannot reach
-	// before they joined, so it is never given to them.
+	// FallbackInCluster says Fallback's server is the kubernetes Service
+	// (the in-cluster configuration, or a kubeconfig naming its ClusterIP),
+	// which nodes cannot reach before they joined: never given to them.
 	FallbackInCluster bool
 }
 

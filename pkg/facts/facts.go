@@ -1,7 +1,8 @@
 // Package facts owns the render inputs every MachineDeployment shares: the
 // cluster nodes join (API server URL and CA, the CA bundles) and the node
 // options, with the registry credentials. Some live in the cluster and change
-// at run time — kube-public/cluster-info and the registry credentials Secret —
+// at run time — kube-public/cluster-info, kube-apiserver's EndpointSlice and
+// the registry credentials Secret —
 // so a Source watches them: it starts, waits for its informers to sync,
 // computes the facts, keeps the last good value when a new one is bad, and
 // tells its subscribers when the facts change. There is no other path: the
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -26,6 +28,9 @@ type Facts struct {
 	Cluster render.ClusterInfo
 	// Node are the node options, registry credentials included.
 	Node render.NodeOptions
+	// ServerSource says where Cluster.ServerURL came from; empty for facts
+	// built by New.
+	ServerSource osm.APIServerSource
 
 	hash, version string
 	// credentialsVersion is the resourceVersion of the registry credentials' Secret.
@@ -34,12 +39,19 @@ type Facts struct {
 
 // New returns the facts of cluster (its tokens dropped) and node.
 func New(cluster render.ClusterInfo, node render.NodeOptions) (*Facts, error) {
+	return newFacts(cluster, node, "")
+}
+
+// newFacts returns the facts of cluster, node and the source of the server
+// URL (part of the OSCs' status, so of the hash and version too).
+func newFacts(cluster render.ClusterInfo, node render.NodeOptions, source osm.APIServerSource) (*Facts, error) {
 	cluster.BootstrapToken, cluster.CloudInitGetterToken = "", ""
-	f := &Facts{Cluster: cluster, Node: node}
+	f := &Facts{Cluster: cluster, Node: node, ServerSource: source}
 	data, err := json.Marshal(struct {
 		Cluster render.ClusterInfo
 		Node    render.NodeOptions
-	}{f.Cluster, f.Node})
+		Source  osm.APIServerSource `json:",omitempty"`
+	}{f.Cluster, f.Node, source})
 	if err != nil {
 		return nil, fmt.Errorf("failed to hash the cluster facts and node options: %w", err)
 	}
@@ -51,7 +63,8 @@ func New(cluster render.ClusterInfo, node render.NodeOptions) (*Facts, error) {
 	if data, err = json.Marshal(struct {
 		Cluster render.ClusterInfo
 		Node    render.NodeOptions
-	}{f.Cluster, public}); err != nil {
+		Source  osm.APIServerSource `json:",omitempty"`
+	}{f.Cluster, public, source}); err != nil {
 		return nil, fmt.Errorf("failed to hash the cluster facts and node options: %w", err)
 	}
 	sum = sha256.Sum256(data)
@@ -73,6 +86,11 @@ func withoutUserInfo(proxy string) string {
 		return u.String()
 	}
 	return proxy
+}
+
+// APIServer is the API server address nodes are given, for the OSCs' status.
+func (f *Facts) APIServer() *osm.APIServerStatus {
+	return &osm.APIServerStatus{URL: f.Cluster.ServerURL, Source: f.ServerSource}
 }
 
 // Hash identifies the facts; equal facts have equal hashes.

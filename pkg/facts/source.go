@@ -8,12 +8,14 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/informers"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -23,8 +25,13 @@ type Config struct {
 	// Cluster holds the CA bundles of the flags and, when ServerURL and CACert
 	// are set (--cluster-info-kubeconfig), the API server nodes reach. Otherwise
 	// the API server comes from kube-public/cluster-info of the worker cluster,
-	// or without one from Fallback. Tokens are ignored: they are per MD.
+	// or without one from kube-apiserver's endpoints (the EndpointSlice
+	// default/kubernetes), or from Fallback (see chooseAPIServer). Tokens are
+	// ignored: they are per MD.
 	Cluster render.ClusterInfo
+	// NodeAPIServer is the API server URL nodes are given whatever the
+	// cluster says (--node-api-server; ValidateNodeAPIServer); "" for none.
+	NodeAPIServer string
 	// Node are the node options of the flags. With RegistrySecret set, its
 	// registry credentials replace Node.RegistryCredentials.
 	Node render.NodeOptions
@@ -35,6 +42,10 @@ type Config struct {
 	// Client reads the worker cluster; Fallback is its client configuration.
 	Client   kubernetes.Interface
 	Fallback *rest.Config
+	// FallbackInCluster says Fallback's server is the kubernetes Service
+	// (the in-cluster configuration, or a kubeconfig naming its ClusterIP),
+	// which nodes cannot reach before they joined: never given to them.
+	FallbackInCluster bool
 }
 
 // Source keeps the current facts. Build it with NewSource, subscribe with
@@ -42,6 +53,7 @@ type Config struct {
 type Source struct {
 	cfg         Config
 	clusterInfo cache.SharedIndexInformer // nil: the flags say
+	endpoints   cache.SharedIndexInformer // nil: the flags or cluster-info say
 	registry    cache.SharedIndexInformer // nil: no Secret
 	current     atomic.Pointer[Facts]
 	lastErr     atomic.Pointer[error]
@@ -56,11 +68,19 @@ type Source struct {
 // current at once.
 func NewSource(cfg Config) (*Source, error) {
 	s := &Source{cfg: cfg}
+	if cfg.NodeAPIServer != "" {
+		if err := ValidateNodeAPIServer(cfg.NodeAPIServer); err != nil {
+			return nil, fmt.Errorf("facts: --node-api-server: %w", err)
+		}
+	}
 	if cfg.Cluster.ServerURL == "" || cfg.Cluster.CACert == "" {
 		if cfg.Client == nil || cfg.Fallback == nil {
 			return nil, errors.New("facts: the API server URL and CA, or a client of the cluster to read them from, are required")
 		}
 		s.clusterInfo = informers.NewConfigMap(cfg.Client, metav1.NamespacePublic, ClusterInfoName)
+		if cfg.NodeAPIServer == "" {
+			s.endpoints = informers.NewEndpointSlice(cfg.Client, metav1.NamespaceDefault, KubernetesService)
+		}
 	}
 	if cfg.RegistrySecret.Name != "" {
 		if cfg.Client == nil {
@@ -78,7 +98,11 @@ func NewSource(cfg Config) (*Source, error) {
 		}
 	}
 	if len(s.informers()) == 0 {
-		f, err := New(cfg.Cluster, cfg.Node)
+		source := osm.APIServerFromClusterInfo // --cluster-info-kubeconfig
+		if cfg.NodeAPIServer != "" {
+			cfg.Cluster.ServerURL, source = cfg.NodeAPIServer, osm.APIServerFromFlag
+		}
+		f, err := newFacts(cfg.Cluster, cfg.Node, source)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +177,7 @@ func (s *Source) Err() error {
 
 func (s *Source) informers() []cache.SharedIndexInformer {
 	var out []cache.SharedIndexInformer
-	for _, i := range []cache.SharedIndexInformer{s.clusterInfo, s.registry} {
+	for _, i := range []cache.SharedIndexInformer{s.clusterInfo, s.endpoints, s.registry} {
 		if i != nil {
 			out = append(out, i)
 		}
@@ -195,13 +219,13 @@ func (s *Source) refresh() {
 	}
 	s.current.Store(f)
 	if old == nil {
-		klog.InfoS("Cluster facts and node options ready", "server", f.Cluster.ServerURL)
+		klog.InfoS("Cluster facts and node options ready", "server", f.Cluster.ServerURL, "serverSource", f.ServerSource)
 		for _, fn := range s.onReady {
 			fn()
 		}
 		return
 	}
-	klog.InfoS("Cluster facts or node options changed, rendering every MachineDeployment again", "server", f.Cluster.ServerURL)
+	klog.InfoS("Cluster facts or node options changed, rendering every MachineDeployment again", "server", f.Cluster.ServerURL, "serverSource", f.ServerSource)
 	for _, fn := range s.onChange {
 		fn()
 	}
@@ -211,15 +235,15 @@ func (s *Source) refresh() {
 // to old's when it cannot be read; nil when a part has no value at all.
 func (s *Source) compute(old *Facts) (*Facts, error) {
 	cluster, node := s.cfg.Cluster, s.cfg.Node
+	var source osm.APIServerSource
 	var errs []error
 	if s.clusterInfo != nil {
-		cm, _ := stored[*corev1.ConfigMap](s.clusterInfo, metav1.NamespacePublic+"/"+ClusterInfoName)
-		server, ca, err := serverAndCAOf(cm, s.cfg.Fallback)
+		server, ca, src, err := chooseAPIServer(s.apiServerInputs())
 		switch {
 		case err == nil:
-			cluster.ServerURL, cluster.CACert = server, ca
+			cluster.ServerURL, cluster.CACert, source = server, ca, src
 		case old != nil:
-			cluster.ServerURL, cluster.CACert = old.Cluster.ServerURL, old.Cluster.CACert
+			cluster.ServerURL, cluster.CACert, source = old.Cluster.ServerURL, old.Cluster.CACert, old.ServerSource
 			errs = append(errs, err)
 		default:
 			return nil, err
@@ -239,7 +263,7 @@ func (s *Source) compute(old *Facts) (*Facts, error) {
 			return nil, err
 		}
 	}
-	f, err := New(cluster, node)
+	f, err := newFacts(cluster, node, source)
 	if err != nil {
 		return nil, err
 	}
@@ -247,6 +271,21 @@ func (s *Source) compute(old *Facts) (*Facts, error) {
 		f.withCredentialsVersion(secretVersion)
 	}
 	return f, errors.Join(errs...)
+}
+
+// apiServerInputs are the informers' objects and the flags the API server
+// address is chosen from.
+func (s *Source) apiServerInputs() apiServerInputs {
+	in := apiServerInputs{flag: s.cfg.NodeAPIServer, kubeconfig: s.cfg.Fallback, inCluster: s.cfg.FallbackInCluster}
+	in.clusterInfo, _ = stored[*corev1.ConfigMap](s.clusterInfo, metav1.NamespacePublic+"/"+ClusterInfoName)
+	if s.endpoints != nil {
+		for _, obj := range s.endpoints.GetStore().List() {
+			if slice, ok := obj.(*discoveryv1.EndpointSlice); ok {
+				in.slices = append(in.slices, slice)
+			}
+		}
+	}
+	return in
 }
 
 func (s *Source) registryCredentials() (map[string]render.RegistryAuth, string, error) {

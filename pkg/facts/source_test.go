@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
@@ -202,13 +203,16 @@ func TestStaticFactsAndHash(t *testing.T) {
 	}
 	other := cluster
 	other.BootstrapToken = "c.d" // tokens are not facts
-	f, err := New(other, render.NodeOptions{})
+	f, err := newFacts(other, render.NodeOptions{}, osm.APIServerFromClusterInfo)
 	if err != nil || f.Hash() != s.Current().Hash() {
 		t.Errorf("hash with another token %q, want %q", f.Hash(), s.Current().Hash())
 	}
 	other.CACert = "ca-2"
-	if f, _ := New(other, render.NodeOptions{}); f.Hash() == s.Current().Hash() {
+	if f, _ := newFacts(other, render.NodeOptions{}, osm.APIServerFromClusterInfo); f.Hash() == s.Current().Hash() {
 		t.Error("another CA has the same hash")
+	}
+	if f, _ := newFacts(cluster, render.NodeOptions{}, osm.APIServerFromFlag); f.Hash() == s.Current().Hash() || f.Version() == s.Current().Version() {
+		t.Error("another source of the server has the same hash or version")
 	}
 	if _, err := NewSource(Config{}); err == nil {
 		t.Error("no error without a server, a CA or a client")

@@ -6,7 +6,8 @@
 // Secrets and boot reports. Its Synced is the one list readyz and the
 // MachineJoin gate read. The leader's controllers build their own informers
 // here for each leadership term (Owned, Join), and the cluster facts watch one
-// object each (OneObject).
+// object each (NewConfigMap, NewSecret) and kube-apiserver's EndpointSlice
+// (NewEndpointSlice).
 //
 // Each informer drops managed fields and interns metadata
 // (machinecontroller.StripManagedFields); the domain packages own the

@@ -110,6 +110,16 @@ func NewSecret(client kubernetes.Interface, namespace, name string) cache.Shared
 	return oneObject(client, namespace, name).Core().V1().Secrets().Informer()
 }
 
+// NewEndpointSlice returns the informer of the one EndpointSlice
+// namespace/name, as NewConfigMap: the cluster facts read kube-apiserver's
+// own endpoints from default/kubernetes, the slice kube-apiserver keeps for
+// the Service of the same name.
+func NewEndpointSlice(client kubernetes.Interface, namespace, name string) cache.SharedIndexInformer {
+	i := oneObject(client, namespace, name).Discovery().V1().EndpointSlices().Informer()
+	stripManagedFields(i)
+	return i
+}
+
 func oneObject(client kubernetes.Interface, namespace, name string) informers.SharedInformerFactory {
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),

@@ -59,6 +59,9 @@ type Rendered struct {
 	// NodeJoin says how the MD's nodes get their kubelet credentials, known
 	// once the profile parsed (a pending render knows it too).
 	NodeJoin osm.NodeJoinMode
+	// APIServer is the API server address of the facts it was rendered
+	// with; nil before there were facts.
+	APIServer *osm.APIServerStatus
 	// Overlays are the overlays applied, in order (or tried: with Err).
 	Overlays []osm.OverlayReference
 

@@ -242,6 +242,11 @@ func (r *Resolver) resolve(ctx context.Context, md *clusterv1alpha1.MachineDeplo
 	// One load: the key and the render must be of the same facts.
 	f := r.cfg.Facts.Current()
 	if f == nil {
+		// No address nodes can reach is for an operator to fix: an error.
+		var noServer *facts.NoAPIServerError
+		if e, ok := r.cfg.Facts.(interface{ Err() error }); ok && errors.As(e.Err(), &noServer) {
+			return &Rendered{Profile: profile, Err: noServer}
+		}
 		return &Rendered{Profile: profile, Err: &PendingError{Reason: waitingForFacts}}
 	}
 	var candidate *overlaysv1alpha1.OperatingSystemProfileOverlay
@@ -268,11 +273,11 @@ func (r *Resolver) resolve(ctx context.Context, md *clusterv1alpha1.MachineDeplo
 		kubelet = "" // none is made for such an MD; one left over is not used
 	}
 	if fetch == "" || kubelet == "" && mode != osm.NodeJoinMachineJoin {
-		return &Rendered{Profile: profile, NodeJoin: mode, Err: &PendingError{Reason: waitingForTokens}}
+		return &Rendered{Profile: profile, NodeJoin: mode, APIServer: f.APIServer(), Err: &PendingError{Reason: waitingForTokens}}
 	}
 	md, mdHash, waiting, tokens, err := r.effective(md, kubelet, fetch)
 	if err != nil {
-		return &Rendered{Profile: profile, NodeJoin: mode, Err: err}
+		return &Rendered{Profile: profile, NodeJoin: mode, APIServer: f.APIServer(), Err: err}
 	}
 	render := func() *Rendered {
 		var out *Rendered
@@ -285,6 +290,7 @@ func (r *Resolver) resolve(ctx context.Context, md *clusterv1alpha1.MachineDeplo
 			out = r.preview(md, osp, ovs, profile, f, kubelet, fetch)
 		}
 		out.NodeJoin = mode
+		out.APIServer = f.APIServer()
 		if waiting && out.Err == nil {
 			out.Waiting = waitingForRevision
 		}

@@ -76,9 +76,12 @@ type fixture struct {
 // fakeFacts are swappable facts.
 type fakeFacts struct {
 	current atomic.Pointer[facts.Facts]
+	err     error
 }
 
 func (f *fakeFacts) Current() *facts.Facts { return f.current.Load() }
+
+func (f *fakeFacts) Err() error { return f.err }
 
 func (f *fakeFacts) set(t testing.TB, cluster render.ClusterInfo, node render.NodeOptions) {
 	t.Helper()
@@ -264,6 +267,23 @@ func TestPending(t *testing.T) {
 	}
 	if f.renderer.calls.Load() != 0 || f.resolver.cache.Len() != 0 {
 		t.Errorf("%d renders, %d cached while pending", f.renderer.calls.Load(), f.resolver.cache.Len())
+	}
+}
+
+// Without an API server address nodes can reach, the output fails and says
+// why: an operator has to act. With facts, it says which address nodes get.
+func TestNoAPIServerForNodes(t *testing.T) {
+	f := newFixture(t, osp("kube-system", "osp-ubuntu", "v1.0.0", "1"))
+	f.facts.current.Store(nil)
+	f.facts.err = &facts.NoAPIServerError{Kubeconfig: "https://10.96.0.1:443"}
+	out := f.resolver.Resolve(context.Background(), md("osp-ubuntu"))
+	if _, pending := out.Pending(); pending || out.Err == nil || !strings.Contains(out.Err.Error(), "is an in-cluster Service address") {
+		t.Errorf("err %v, want the in-cluster Service address named", out.Err)
+	}
+	f.facts.err = nil
+	f.facts.set(t, render.ClusterInfo{ServerURL: "https://10.0.0.1:6443", CACert: "ca"}, render.NodeOptions{})
+	if out := f.resolver.Resolve(context.Background(), md("osp-ubuntu")); out.Err != nil || out.APIServer == nil || out.APIServer.URL != "https://10.0.0.1:6443" {
+		t.Errorf("err %v, API server %+v", out.Err, out.APIServer)
 	}
 }
 

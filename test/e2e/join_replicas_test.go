@@ -115,11 +115,7 @@ func stopHarnessServer(t *testing.T) {
 		t.Fatalf("%s: %v", pidFile, err)
 	}
 	t.Cleanup(func() {
-		harness := []string{"OSM_CLUSTER_DIR=" + env.dir, "OSM_APISERVER_ARGS=" + strings.Join(serverArgs(), " ")}
-		if bin := filepath.Join(env.dir, "bin", "osm-apiserver"); fileExists(bin) {
-			harness = append(harness, "OSM_APISERVER_BIN="+bin)
-		}
-		if err := command(3*time.Minute, env.repo, harness, "hack/local-cluster.sh", "osm"); err != nil {
+		if err := startHarnessServer(serverArgs()); err != nil {
 			t.Errorf("restarting the harness's osm-apiserver: %v", err)
 		}
 	})
@@ -133,6 +129,16 @@ func stopHarnessServer(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// startHarnessServer (re)starts the harness's osm-apiserver with args, as
+// hack/local-cluster.sh starts it.
+func startHarnessServer(args []string) error {
+	harness := []string{"OSM_CLUSTER_DIR=" + env.dir, "OSM_APISERVER_ARGS=" + strings.Join(args, " ")}
+	if bin := filepath.Join(env.dir, "bin", "osm-apiserver"); fileExists(bin) {
+		harness = append(harness, "OSM_APISERVER_BIN="+bin)
+	}
+	return command(3*time.Minute, env.repo, harness, "hack/local-cluster.sh", "osm")
 }
 
 func fileExists(path string) bool {

@@ -132,6 +132,9 @@ type OperatingSystemConfigStatus struct {
 	// NodeJoin says how the MachineDeployment's nodes get their kubelet
 	// credentials; nil while the profile's templates are not known.
 	NodeJoin *NodeJoinStatus
+	// APIServer is the API server address nodes are given and where it came
+	// from; nil while there are no cluster facts.
+	APIServer *APIServerStatus
 	// Overlays are the OperatingSystemProfileOverlays that shaped the config,
 	// in the order they were applied.
 	Overlays []OverlayReference
@@ -157,6 +160,23 @@ type NodeJoinStatus struct {
 	Mode NodeJoinMode
 	// Message says what a node reads with the credential of its user-data.
 	Message string
+}
+
+// APIServerSource says where the API server address nodes are given came from.
+type APIServerSource string
+
+// Sources of the API server address, in the order they are tried (see v1alpha1).
+const (
+	APIServerFromClusterInfo APIServerSource = "cluster-info"
+	APIServerFromFlag        APIServerSource = "flag"
+	APIServerFromEndpoints   APIServerSource = "kubernetes-endpoints"
+	APIServerFromKubeconfig  APIServerSource = "kubeconfig"
+)
+
+// APIServerStatus is the API server address nodes are given.
+type APIServerStatus struct {
+	URL    string
+	Source APIServerSource
 }
 
 // OverlayReference identifies one generation of an OperatingSystemProfileOverlay.

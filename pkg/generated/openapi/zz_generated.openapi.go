@@ -44,6 +44,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfileList": schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfileList(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.OperatingSystemProfileSpec": schema_pkg_apis_operatingsystemmanager_v1alpha1_OperatingSystemProfileSpec(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.Unit":                       schema_pkg_apis_operatingsystemmanager_v1alpha1_Unit(ref),
+		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.APIServerStatus":                               schema_pkg_apis_osm_v1alpha1_APIServerStatus(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReport":                                    schema_pkg_apis_osm_v1alpha1_BootReport(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportList":                                schema_pkg_apis_osm_v1alpha1_BootReportList(ref),
 		"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.BootReportSpec":                                schema_pkg_apis_osm_v1alpha1_BootReportSpec(ref),
@@ -705,6 +706,36 @@ func schema_pkg_apis_operatingsystemmanager_v1alpha1_Unit(ref common.ReferenceCa
 		},
 		Dependencies: []string{
 			"github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1.DropIn"},
+	}
+}
+
+func schema_pkg_apis_osm_v1alpha1_APIServerStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIServerStatus is the API server address nodes are given.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the API server URL nodes are given.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is where it came from: cluster-info, flag, kubernetes-endpoints or kubeconfig.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url", "source"},
+			},
+		},
 	}
 }
 
@@ -2122,6 +2153,12 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus"),
 						},
 					},
+					"apiServer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIServer is the API server address the MachineDeployment's nodes are given (bootstrap and kubelet kubeconfigs) and where it came from; absent while there are no cluster facts.",
+							Ref:         ref("github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.APIServerStatus"),
+						},
+					},
 					"overlays": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
@@ -2144,7 +2181,7 @@ func schema_pkg_apis_osm_v1alpha1_OperatingSystemConfigStatus(ref common.Referen
 			},
 		},
 		Dependencies: []string{
-			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
+			"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.APIServerStatus", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.MachineSummary", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.NodeJoinStatus", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.OverlayReference", "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1.ProfileReference"},
 	}
 }
 

@@ -143,6 +143,7 @@ func buildObject(md *clusterv1alpha1.MachineDeployment, out *resolve.Rendered, s
 			RenderError:             registry.ErrorMessage(renderErr),
 			Pending:                 pending,
 			NodeJoin:                resolve.NodeJoinStatus(out.NodeJoin),
+			APIServer:               out.APIServer,
 			Overlays:                out.Overlays,
 		},
 	}

@@ -26,6 +26,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Overlays", Type: "string", Description: "OperatingSystemProfileOverlays that shaped the config, in the order applied (namespace/ for those of another namespace); - for none."},
 	{Name: "Age", Type: "string", Description: "Age of the MachineDeployment."},
 	{Name: "Join", Type: "string", Priority: 1, Description: "How nodes get their kubelet credentials: MachineJoin, or Compatibility (they read the MachineDeployment's Secrets)."},
+	{Name: "API Server", Type: "string", Priority: 1, Description: "API server URL nodes are given and, in parentheses, where it came from: cluster-info, flag, kubernetes-endpoints or kubeconfig."},
 }
 
 // ConvertToTable implements rest.TableConvertor.
@@ -44,9 +45,15 @@ func row(osc *osm.OperatingSystemConfig) metav1.TableRow {
 	if osc.Status.Profile.Defaulted {
 		profile += " (default)"
 	}
-	bootstrap, provisioning, join := "-", "-", "-"
+	bootstrap, provisioning, join, apiServer := "-", "-", "-", "-"
 	if osc.Status.NodeJoin != nil {
 		join = string(osc.Status.NodeJoin.Mode)
+	}
+	if s := osc.Status.APIServer; s != nil {
+		apiServer = s.URL
+		if s.Source != "" {
+			apiServer += " (" + string(s.Source) + ")"
+		}
 	}
 	switch {
 	case osc.Status.RenderError != "":
@@ -75,6 +82,7 @@ func row(osc *osm.OperatingSystemConfig) metav1.TableRow {
 			overlayNames(osc),
 			registry.Age(osc.CreationTimestamp),
 			join,
+			apiServer,
 		},
 		Object: runtime.RawExtension{Object: osc},
 	}

@@ -16,6 +16,7 @@ import (
 // (the server keeps tokens per MachineDeployment).
 type ClusterFlags struct {
 	ClusterInfoKubeconfig string
+	NodeAPIServer         string
 	BootstrapToken        string
 	CloudInitGetterToken  string
 	KubernetesCABundle    string
@@ -25,6 +26,7 @@ type ClusterFlags struct {
 // AddFlags registers the cluster flags on fs.
 func (f *ClusterFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ClusterInfoKubeconfig, "cluster-info-kubeconfig", f.ClusterInfoKubeconfig, "Kubeconfig like kube-public/cluster-info: the API server URL and CA as nodes reach them. The server reads kube-public/cluster-info of the worker cluster when it is not set.")
+	fs.StringVar(&f.NodeAPIServer, "node-api-server", f.NodeAPIServer, "API server URL nodes are given, https://host[:port], whatever the cluster says. Without it: the server of kube-public/cluster-info (or --cluster-info-kubeconfig), else an endpoint of kube-apiserver from the EndpointSlices of default/kubernetes, else the server of the kubeconfig unless it is an in-cluster Service address.")
 	fs.StringVar(&f.KubernetesCABundle, "kubernetes-ca-bundle", f.KubernetesCABundle, "PEM file written as the cluster CA on nodes; default: the CA of --cluster-info-kubeconfig.")
 	fs.StringVar(&f.HostCABundle, "host-ca-bundle", f.HostCABundle, "PEM file of extra CAs the nodes' hosts trust.")
 }
@@ -36,7 +38,8 @@ func (f *ClusterFlags) AddTokenFlags(fs *pflag.FlagSet) {
 }
 
 // ClusterInfo reads the files the flags name and checks the tokens' form.
-// Without --cluster-info-kubeconfig the API server URL and CA stay empty.
+// Without --cluster-info-kubeconfig the CA stays empty, and the API server
+// URL too unless --node-api-server sets it.
 func (f *ClusterFlags) ClusterInfo() (render.ClusterInfo, error) {
 	var c render.ClusterInfo
 	if f.ClusterInfoKubeconfig != "" {
@@ -47,6 +50,12 @@ func (f *ClusterFlags) ClusterInfo() (render.ClusterInfo, error) {
 		if c.ServerURL, c.CACert, err = facts.ServerAndCA(data); err != nil {
 			return c, fmt.Errorf("--cluster-info-kubeconfig %s: %w", f.ClusterInfoKubeconfig, err)
 		}
+	}
+	if f.NodeAPIServer != "" {
+		if err := facts.ValidateNodeAPIServer(f.NodeAPIServer); err != nil {
+			return c, fmt.Errorf("--node-api-server: %w", err)
+		}
+		c.ServerURL = f.NodeAPIServer
 	}
 	if f.BootstrapToken != "" {
 		if id, secret, ok := strings.Cut(f.BootstrapToken, "."); !ok || id == "" || secret == "" {

@@ -71,3 +71,51 @@ func TestClusterInfoWithoutKubeconfig(t *testing.T) {
 		t.Errorf("bad token: error %v", err)
 	}
 }
+
+// --node-api-server replaces the server of --cluster-info-kubeconfig and is
+// checked.
+func TestNodeAPIServerFlag(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "cluster-info")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: ""
+  cluster:
+    server: https://foo.bar:6443
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := ClusterFlags{ClusterInfoKubeconfig: kubeconfig, NodeAPIServer: "https://nodes.example:6443"}
+	if c, err := f.ClusterInfo(); err != nil || c.ServerURL != "https://nodes.example:6443" || c.CACert != testCA {
+		t.Errorf("got %+v, %v", c, err)
+	}
+	f.NodeAPIServer = "http://nodes.example:6443"
+	if _, err := f.ClusterInfo(); err == nil || !strings.Contains(err.Error(), "--node-api-server") {
+		t.Errorf("err %v, want --node-api-server named", err)
+	}
+	o := NewOptions()
+	o.Cluster.NodeAPIServer = "nodes.example:6443"
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--node-api-server") {
+		t.Errorf("Validate: %v, want --node-api-server named", err)
+	}
+}
+
+// The worker cluster's server is the kubernetes Service without kubeconfigs,
+// or when a kubeconfig names the Service's ClusterIP.
+func TestInCluster(t *testing.T) {
+	for _, c := range []struct {
+		kubeconfig, worker, server, serviceHost string
+		want                                    bool
+	}{
+		{"", "", "https://10.96.0.1:443", "10.96.0.1", true},
+		{"/kc", "", "https://10.96.0.1:443", "10.96.0.1", true},
+		{"/kc", "", "https://203.0.113.5:6443", "10.96.0.1", false},
+		{"", "/worker", "https://203.0.113.5:6443", "", false},
+		{"/kc", "", "https://10.96.0.1:443", "", false}, // not in a pod
+	} {
+		if got := inCluster(c.kubeconfig, c.worker, c.server, c.serviceHost); got != c.want {
+			t.Errorf("%+v: %v, want %v", c, got, c.want)
+		}
+	}
+}

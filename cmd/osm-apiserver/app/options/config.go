@@ -3,6 +3,8 @@ package options
 import (
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -50,9 +52,10 @@ func (o *Options) ServerConfig() (*server.Config, error) {
 		return nil, err
 	}
 	cfg := &server.Config{
-		Generic:            generic,
-		Clusters:           clusters,
-		Facts:              facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret},
+		Generic:  generic,
+		Clusters: clusters,
+		Facts: facts.Config{Cluster: cluster, Node: node, RegistrySecret: registrySecret, NodeAPIServer: o.Cluster.NodeAPIServer,
+			FallbackInCluster: inCluster(o.Kubeconfig, o.WorkerClusterKubeconfig, worker.Host, os.Getenv("KUBERNETES_SERVICE_HOST"))},
 		ProfileNamespace:   o.Namespace,
 		RenderCacheBytes:   renderCacheBytes(o.RenderCacheMemory),
 		ConcurrentRenders:  o.ConcurrentRenders,
@@ -62,6 +65,19 @@ func (o *Options) ServerConfig() (*server.Config, error) {
 	o.Syncer.ApplyTo(cfg)
 	o.MachineJoin.ApplyTo(&cfg.MachineJoin)
 	return cfg, nil
+}
+
+// inCluster says whether the worker cluster's server is the kubernetes
+// Service of the pod's own cluster, which nodes cannot reach before they
+// joined: no kubeconfig (the in-cluster configuration), or a kubeconfig
+// that names the Service's ClusterIP (serviceHost, from the pod's
+// environment).
+func inCluster(kubeconfig, workerKubeconfig, server, serviceHost string) bool {
+	if kubeconfig == "" && workerKubeconfig == "" {
+		return true
+	}
+	u, err := url.Parse(server)
+	return err == nil && serviceHost != "" && u.Hostname() == serviceHost
 }
 
 // genericConfig applies each generic option explicitly, like metrics-server.

@@ -11,6 +11,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/changefeed"
+	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/resolve"
 )
 
@@ -156,6 +157,11 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.Node.NodeOptions(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.Cluster.NodeAPIServer != "" {
+		if err := facts.ValidateNodeAPIServer(o.Cluster.NodeAPIServer); err != nil {
+			errs = append(errs, fmt.Errorf("--node-api-server: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

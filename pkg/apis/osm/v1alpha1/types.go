@@ -168,6 +168,11 @@ type OperatingSystemConfigStatus struct {
 	// does not parse).
 	// +optional
 	NodeJoin *NodeJoinStatus `json:"nodeJoin,omitempty"`
+	// APIServer is the API server address the MachineDeployment's nodes are
+	// given (bootstrap and kubelet kubeconfigs) and where it came from;
+	// absent while there are no cluster facts.
+	// +optional
+	APIServer *APIServerStatus `json:"apiServer,omitempty"`
 	// Overlays are the OperatingSystemProfileOverlays that shaped the
 	// config, in the order they were applied (or that failed to, with
 	// renderError saying why).
@@ -202,6 +207,34 @@ type NodeJoinStatus struct {
 	Mode NodeJoinMode `json:"mode"`
 	// Message says what a node reads with the credential of its user-data.
 	Message string `json:"message"`
+}
+
+// APIServerSource says where the API server address nodes are given came from.
+type APIServerSource string
+
+// Sources of the API server address. --node-api-server wins; otherwise the
+// first of cluster-info, kubernetes-endpoints and kubeconfig that has one.
+const (
+	// APIServerFromClusterInfo: the server of kube-public/cluster-info, or of
+	// the file of --cluster-info-kubeconfig.
+	APIServerFromClusterInfo APIServerSource = "cluster-info"
+	// APIServerFromFlag: --node-api-server.
+	APIServerFromFlag APIServerSource = "flag"
+	// APIServerFromEndpoints: an endpoint of kube-apiserver itself, from the
+	// EndpointSlices of the Service default/kubernetes (its port named https).
+	APIServerFromEndpoints APIServerSource = "kubernetes-endpoints"
+	// APIServerFromKubeconfig: the server of osm-apiserver's own kubeconfig
+	// of the worker cluster; never an in-cluster Service address.
+	APIServerFromKubeconfig APIServerSource = "kubeconfig"
+)
+
+// APIServerStatus is the API server address nodes are given.
+type APIServerStatus struct {
+	// URL is the API server URL nodes are given.
+	URL string `json:"url"`
+	// Source is where it came from: cluster-info, flag,
+	// kubernetes-endpoints or kubeconfig.
+	Source APIServerSource `json:"source"`
 }
 
 // OverlayReference identifies one generation of an OperatingSystemProfileOverlay.

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -518,8 +519,8 @@ func copyTree(src, dst string, skip ...string) error {
 	}
 	packErr := pack.Run()
 	_ = w.Close()
-	if err := unpack.Wait(); err != nil || packErr != nil {
-		return fmt.Errorf("copying %s to %s: %v %v: %s", src, dst, packErr, err, errs.String())
+	if err := errors.Join(packErr, unpack.Wait()); err != nil {
+		return fmt.Errorf("copying %s to %s: %w: %s", src, dst, err, errs.String())
 	}
 	return nil
 }

@@ -37,9 +37,11 @@ import (
 // TestIgnitionAppliesFlatcarPayloads renders osp-flatcar for every cloud it
 // supports and, as a Flatcar node would:
 //
-//  1. applies the bootstrap payload with Ignition's fetch-offline and files
-//     stages to an empty root, and checks that Ignition wrote every file,
-//     unit, drop-in, preset and user the payload declares, and nothing else;
+//  1. applies the bootstrap payload of an IPv4 MD with Ignition's
+//     fetch-offline and files stages to an empty root, and checks that
+//     Ignition wrote every file, unit, drop-in, preset and user the payload
+//     declares, and nothing else (a dual-stack MD's payloads are applied and
+//     checked likewise, at the end);
 //  2. runs the osm-bootstrap Ignition wrote, in the sandbox, with real curl
 //     against a local TLS server that answers the MachineJoin with the
 //     provisioning payload: it must stage that payload as the OEM config.ign
@@ -55,8 +57,9 @@ import (
 // format and mount block devices (the payloads declare none, which the test
 // checks, so they would have nothing to do); systemd itself (systemctl is a
 // stub that logs in the sandbox; `systemctl --root` only applies the presets);
-// the reboot; containerd and the kubelet (their binaries are fakes); and the
-// health monitors. docs/default-osps.md, "Ignition, applied".
+// sysctl, swapoff and update-ca-certificates (stubs: they would act on the
+// host); the reboot; containerd and the kubelet (their binaries are fakes);
+// and the health monitors. docs/default-osps.md, "Ignition, applied".
 func TestIgnitionAppliesFlatcarPayloads(t *testing.T) {
 	requireRoot(t)
 	requireSandbox(t)
@@ -81,10 +84,7 @@ func TestIgnitionAppliesFlatcarPayloads(t *testing.T) {
 			}
 			srv.reset(r.res.Provisioning.UserData)
 
-			// machine-controller puts the machine's name into the user-data.
-			bootstrap := bytes.ReplaceAll(r.res.Bootstrap.UserData, []byte("<MACHINE_NAME>"), []byte(testMachine))
-			bootstrap = bytes.ReplaceAll(bootstrap, []byte("%3CMACHINE_NAME%3E"), []byte(testMachine))
-			bootRoot := applyIgnition(t, bin, "bootstrap", bootstrap)
+			bootRoot := applyIgnition(t, bin, "bootstrap", machineNamed(r.res.Bootstrap.UserData))
 			if got, _ := os.ReadFile(filepath.Join(bootRoot, "etc/osm/machine-name")); strings.TrimSpace(string(got)) != testMachine {
 				t.Errorf("bootstrap: /etc/osm/machine-name = %q, want %s", got, testMachine)
 			}
@@ -131,8 +131,22 @@ func TestIgnitionAppliesFlatcarPayloads(t *testing.T) {
 				t.Fatalf("osm-setup: %v\n%s\ncalls:\n%s", setup.err, setup.out, strings.Join(setup.calls, "\n"))
 			}
 			checkSetup(t, setup, srv)
+
+			// A dual-stack MD's payloads differ (an external cloud provider, the
+			// IPv6 networkd drop-in): Ignition applies them too; the scripts
+			// ran above.
+			ds := renderOSP(t, "osp-flatcar", cloud, "IPv4+IPv6", srv.edit)
+			applyIgnition(t, bin, "dual-stack bootstrap", machineNamed(ds.res.Bootstrap.UserData))
+			applyIgnition(t, bin, "dual-stack provisioning", ds.res.Provisioning.UserData)
 		})
 	}
+}
+
+// machineNamed puts the machine's name into an Ignition bootstrap payload, as
+// machine-controller does.
+func machineNamed(userData []byte) []byte {
+	b := bytes.ReplaceAll(userData, []byte("<MACHINE_NAME>"), []byte(testMachine))
+	return bytes.ReplaceAll(b, []byte("%3CMACHINE_NAME%3E"), []byte(testMachine))
 }
 
 // requireRoot fails, not skips, a test that needs root: Ignition chowns,

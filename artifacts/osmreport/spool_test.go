@@ -76,6 +76,18 @@ func TestRecordsKeptWhileTheServerIsDownArriveInOrder(t *testing.T) {
 	if got := n.spooled(t); !slices.Equal(got, want[2:]) {
 		t.Fatalf("spool %q, want %q", got, want[2:])
 	}
+	// Log tails are scrubbed by the server only: root alone reads the spool.
+	spool := filepath.Join(n.dir, "state", "spool")
+	files, _ := filepath.Glob(filepath.Join(spool, "*.rec"))
+	for _, f := range append(files, spool) {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: mode %v: others may read it", f, fi.Mode())
+		}
+	}
 	s.setDown(false)
 	want = append(want, provision(t, n, nil, true, "kubelet-started")...)
 	if got := s.sent(); !slices.Equal(got, want) {

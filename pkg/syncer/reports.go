@@ -205,7 +205,9 @@ func (c *Controller) completeFromNode(ctx context.Context, r metav1.Object, ref 
 		return nil
 	}
 	out, err := bootreports.Update(ctx, c.cfg.Client.CoreV1().Secrets(bootreports.Namespace), ref, machine,
-		func(old *osm.BootReport) (bootreports.Outcome, error) { return bootreports.CompleteFromNode(old, time.Now()), nil })
+		func(old *osm.BootReport) (bootreports.Outcome, error) {
+			return bootreports.CompleteFromNode(old, time.Now()), nil
+		})
 	if err != nil {
 		return fmt.Errorf("failed to complete the boot report of machine %s/%s from its node %s: %w", namespace, machine, node, err)
 	}

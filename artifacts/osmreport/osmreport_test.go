@@ -29,6 +29,7 @@ type server struct {
 	requests int
 	statuses []int
 	hang     bool
+	down     bool // answers 503 to everything
 }
 
 const token = "fetch-token-value"
@@ -48,6 +49,12 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	hang := s.hang
+	if s.down {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	status := http.StatusCreated
 	if len(s.statuses) > 0 {
 		status, s.statuses = s.statuses[0], s.statuses[1:]
@@ -120,6 +127,7 @@ func newNode(t *testing.T, s *server) *node {
 		"OSM_REPORT_RUN_DIR=" + filepath.Join(dir, "run"),
 		"OSM_REPORT_STATE_DIR=" + filepath.Join(dir, "state"),
 		"OSM_REPORT_DEADLINE=15", // generous: a busy machine is slow to start bash and curl
+		"OSM_REPORT_DETACH=none", // no flusher apart: the tests that want one ask for it
 	}}
 }
 

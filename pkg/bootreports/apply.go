@@ -64,6 +64,11 @@ func Apply(old *osm.BootReport, md, machine string, step *osm.BootStepSpec, know
 
 	before := r.Status.State
 	r.Status.State = state(before, step)
+	if r.Status.Reason == osm.ReasonNodeRegistered &&
+		(r.Status.State != osm.BootStateSucceeded || step.Final && step.Phase == osm.StepPhaseSucceeded) {
+		// The node's own end wins over the one inferred from its Node.
+		r.Status.Reason, before = "", osm.BootStateProvisioning
+	}
 	out := Outcome{Report: r, Failed: step.Phase == osm.StepPhaseFailed}
 	switch {
 	case r.Status.State == osm.BootStateProvisioning:
@@ -170,6 +175,9 @@ func message(st *osm.BootReportStatus, last *osm.BootReportStep) string {
 	case osm.BootStateFailed:
 		return FailureMessage(last)
 	case osm.BootStateSucceeded:
+		if st.Reason == osm.ReasonNodeRegistered {
+			return inferredMessage(st, last)
+		}
 		if st.StartTime != nil && st.CompletionTime != nil {
 			return "provisioned in " + duration.HumanDuration(st.CompletionTime.Sub(st.StartTime.Time))
 		}

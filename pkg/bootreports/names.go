@@ -3,7 +3,8 @@
 // its MachineDeployment's owner labels), how a step record changes it,
 // what is scrubbed from log tails and kept of them, and the metadata-only
 // informer that counts every MachineDeployment's reports for its
-// OperatingSystemConfig. It reads and writes nothing itself.
+// OperatingSystemConfig, and the read-change-write of one report (Update)
+// that the step subresource and the leader share.
 package bootreports
 
 import (

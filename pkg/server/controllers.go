@@ -105,6 +105,7 @@ func (in *inputs) leaderControllers(cfg Config) ([]leaderController, error) {
 		Payloads:           set.Payloads,
 		BootReports:        set.BootReports,
 		BootReportTTL:      cfg.Syncer.BootReportTTL,
+		Nodes:              set.Nodes,
 		Resolver:           in.resolver,
 		Facts:              in.facts,
 		Refresh:            in.refresh,

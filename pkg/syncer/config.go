@@ -63,6 +63,10 @@ type Config struct {
 	BootReports *bootreports.Informer
 	// BootReportTTL is how long a report is kept after its last write.
 	BootReportTTL time.Duration
+	// Nodes is the informer of the Nodes' metadata (the one Machines reads):
+	// with it, a report still Provisioning is completed once its machine's
+	// Node registers (reason NodeRegistered). Nil leaves reports as written.
+	Nodes cache.SharedIndexInformer
 	// Resolver renders a MachineDeployment, the same output the API serves, so
 	// that the Secrets and the API never disagree.
 	Resolver resolve.Interface

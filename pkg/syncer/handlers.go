@@ -75,13 +75,18 @@ func (c *Controller) addHandlers() ([]handler, error) {
 	if c.reportsEnabled() {
 		pairs = append(pairs,
 			// A report goes with its Machine.
-			pair{c.cfg.MachineInformer, cache.ResourceEventHandlerFuncs{DeleteFunc: c.onMachineDeleted}},
-			// Every report once per leadership, then as written.
+			// And is completed when its Node registers.
+			pair{c.cfg.MachineInformer, cache.ResourceEventHandlerFuncs{DeleteFunc: c.onMachineDeleted, UpdateFunc: c.onMachineNodeRef}},
+			// Every report once per leadership, then as it changes to
+			// Provisioning (its Node may be there already).
 			pair{c.cfg.BootReports.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 				if m, ok := obj.(metav1.Object); ok {
 					c.reportQueue.Add(m.GetName())
 				}
-			}}})
+			}, UpdateFunc: c.onReportUpdated}})
+		if c.completesFromNodes() {
+			pairs = append(pairs, pair{c.cfg.Nodes, cache.ResourceEventHandlerFuncs{AddFunc: c.onNodeAdded}})
+		}
 	}
 	var handlers []handler
 	for _, p := range pairs {

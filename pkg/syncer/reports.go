@@ -15,8 +15,10 @@ import (
 
 	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 )
 
 // Boot reports go with their MachineDeployment (cleanup), with their
@@ -102,7 +104,7 @@ func (c *Controller) syncReport(ctx context.Context, key string) (retry time.Dur
 		}
 		reason = "its machine is gone"
 	default:
-		return 0, nil
+		return 0, c.completeFromNode(ctx, r, ref, namespace, machine)
 	}
 	return 0, c.deleteReport(ctx, r, reason)
 }
@@ -138,4 +140,80 @@ func (c *Controller) cleanupReports(ctx context.Context, ref machinecontroller.R
 		errs = append(errs, c.deleteReport(ctx, r, "its machinedeployment is gone"))
 	}
 	return errors.Join(errs...)
+}
+
+// A report agrees with the Node: once a machine's Node registered, a report
+// still Provisioning (its final records lost, or not sent yet) is completed
+// as Succeeded with reason NodeRegistered (bootreports.CompleteFromNode). The
+// leader looks when a Node is added, a Machine gets its nodeRef and a report
+// turns Provisioning, and at every sweep.
+
+// completesFromNodes says whether the syncer completes reports from Nodes.
+func (c *Controller) completesFromNodes() bool {
+	return c.reportsEnabled() && c.cfg.Nodes != nil && c.cfg.Machines != nil
+}
+
+// onNodeAdded queues the reports of the Machines a new Node may be of.
+func (c *Controller) onNodeAdded(obj any) {
+	n, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	objs, err := c.cfg.MachineInformer.GetIndexer().ByIndex(machines.NodeNameIndex, n.GetName())
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		if m, ok := o.(*clusterv1alpha1.Machine); ok {
+			c.reportQueue.Add(bootreports.SecretName(m.Namespace, m.Name))
+		}
+	}
+}
+
+// onMachineNodeRef queues the report of a Machine that got its nodeRef.
+func (c *Controller) onMachineNodeRef(old, cur any) {
+	o, ok1 := old.(*clusterv1alpha1.Machine)
+	m, ok2 := cur.(*clusterv1alpha1.Machine)
+	if c.completesFromNodes() && ok1 && ok2 && o.Status.NodeRef == nil && m.Status.NodeRef != nil {
+		c.reportQueue.Add(bootreports.SecretName(m.Namespace, m.Name))
+	}
+}
+
+// onReportUpdated queues a report that turned Provisioning.
+func (c *Controller) onReportUpdated(old, cur any) {
+	o, ok1 := old.(metav1.Object)
+	n, ok2 := cur.(metav1.Object)
+	provisioning := string(osm.BootStateProvisioning)
+	if c.completesFromNodes() && ok1 && ok2 && n.GetLabels()[bootreports.StateLabel] == provisioning &&
+		o.GetLabels()[bootreports.StateLabel] != provisioning {
+		c.reportQueue.Add(n.GetName())
+	}
+}
+
+// completeFromNode completes the report r of machine, of the MD ref, if it
+// is Provisioning and the machine's Node registered.
+func (c *Controller) completeFromNode(ctx context.Context, r metav1.Object, ref machinecontroller.Ref, namespace, machine string) error {
+	if !c.completesFromNodes() || r.GetLabels()[bootreports.StateLabel] != string(osm.BootStateProvisioning) {
+		return nil
+	}
+	m, err := c.cfg.Machines.Get(namespace, machine)
+	if err != nil {
+		return nil // gone: the sweep deletes its report
+	}
+	node, ok := c.cfg.Machines.NodeOf(m)
+	if !ok {
+		return nil
+	}
+	out, err := bootreports.Update(ctx, c.cfg.Client.CoreV1().Secrets(bootreports.Namespace), ref, machine,
+		func(old *osm.BootReport) (bootreports.Outcome, error) {
+			return bootreports.CompleteFromNode(old, time.Now()), nil
+		})
+	if err != nil {
+		return fmt.Errorf("failed to complete the boot report of machine %s/%s from its node %s: %w", namespace, machine, node, err)
+	}
+	if out.Report != nil {
+		klog.FromContext(ctx).V(2).Info("Completed a boot report from its Node", "machine", klog.KRef(namespace, machine), "node", node,
+			"lastStep", out.Report.Status.Step)
+	}
+	return nil
 }

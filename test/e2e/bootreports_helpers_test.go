@@ -26,7 +26,13 @@ import (
 // MD's fetch token once the syncer has put it into the bootstrap payload.
 func reportingMD(t *testing.T, ns, osp, name string, machines ...string) string {
 	t.Helper()
-	want := syncerMD(ns, name, osp, "1")
+	return reportingMDOf(t, syncerMD(ns, name, osp, "1"), machines...)
+}
+
+// reportingMDOf is reportingMD of want, an MD as syncerMD makes it.
+func reportingMDOf(t *testing.T, want *clusterv1alpha1.MachineDeployment, machines ...string) string {
+	t.Helper()
+	ns, name := want.Namespace, want.Name
 	createMD(t, want)
 	md, err := env.dynamic.Resource(mdResource).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {

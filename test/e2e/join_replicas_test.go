@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -105,6 +106,13 @@ func (r *joinReplica) join(t *testing.T, ref machinecontroller.Ref, ns, machine,
 // again, as hack/local-cluster.sh starts it, when the test ends.
 func stopHarnessServer(t *testing.T) {
 	t.Helper()
+	t.Cleanup(pauseHarnessServer(t))
+}
+
+// pauseHarnessServer stops the harness's osm-apiserver and returns what
+// starts it again (once; the test's end does it if the test did not).
+func pauseHarnessServer(t *testing.T) (resume func()) {
+	t.Helper()
 	pidFile := filepath.Join(env.dir, "run", "osm-apiserver.pid")
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -114,11 +122,15 @@ func stopHarnessServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", pidFile, err)
 	}
-	t.Cleanup(func() {
-		if err := startHarnessServer(serverArgs()); err != nil {
-			t.Errorf("restarting the harness's osm-apiserver: %v", err)
-		}
-	})
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			if err := startHarnessServer(serverArgs()); err != nil {
+				t.Errorf("restarting the harness's osm-apiserver: %v", err)
+			}
+		})
+	}
+	t.Cleanup(resume)
 	// It releases its Lease when it stops gracefully.
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatalf("stopping the harness's osm-apiserver (pid %d): %v", pid, err)
@@ -129,6 +141,7 @@ func stopHarnessServer(t *testing.T) {
 		}
 		return nil
 	})
+	return resume
 }
 
 // startHarnessServer (re)starts the harness's osm-apiserver with args, as

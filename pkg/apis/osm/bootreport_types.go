@@ -14,6 +14,10 @@ const (
 	BootStateFailed       BootState = "Failed"
 )
 
+// ReasonNodeRegistered is the reason of a report the server completed
+// because the machine's Node registered before the node's final record came.
+const ReasonNodeRegistered = "NodeRegistered"
+
 // StepPhase is what a node says of one step: it started, succeeded or failed.
 type StepPhase string
 
@@ -53,6 +57,7 @@ type BootReportStatus struct {
 	StartTime      *metav1.Time
 	LastUpdateTime *metav1.Time
 	CompletionTime *metav1.Time
+	Reason         string
 	Boots          int32
 	Steps          []BootReportStep
 }

@@ -934,6 +934,13 @@ func schema_pkg_apis_osm_v1alpha1_BootReportStatus(ref common.ReferenceCallback)
 							Ref:         ref(v1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason says why the report is in its state when the node did not say so: NodeRegistered when the machine's Node registered while the report was still Provisioning (the final record had not come), and the server completed it from the Node. A later record of the node wins.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"boots": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Boots counts the boots (boot IDs) that reported; only the last one's steps are kept.",

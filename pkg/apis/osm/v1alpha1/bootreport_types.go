@@ -17,6 +17,10 @@ const (
 	BootStateFailed BootState = "Failed"
 )
 
+// ReasonNodeRegistered is the reason of a report the server completed
+// because the machine's Node registered before the node's final record came.
+const ReasonNodeRegistered = "NodeRegistered"
+
 // StepPhase is what a node says of one step: it started, succeeded or failed.
 type StepPhase string
 
@@ -92,6 +96,12 @@ type BootReportStatus struct {
 	// CompletionTime is when the report became Succeeded or Failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Reason says why the report is in its state when the node did not say
+	// so: NodeRegistered when the machine's Node registered while the report
+	// was still Provisioning (the final record had not come), and the
+	// server completed it from the Node. A later record of the node wins.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 	// Boots counts the boots (boot IDs) that reported; only the last one's
 	// steps are kept.
 	// +optional

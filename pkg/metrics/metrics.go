@@ -204,7 +204,7 @@ func Register() {
 		legacyregistry.MustRegister(RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
 			ReviewRendersWaiting, ReviewRenders,
 			WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures,
-			MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration)
+			MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration, ServingCertExpiry)
 	})
 }
 
@@ -217,3 +217,13 @@ func ObserveSync(start time.Time, err error) {
 	}
 	SyncDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
 }
+
+// ServingCertExpiry is when the serving certificate osm-apiserver keeps
+// (pkg/servingcert) and its CA expire, by cert (serving or ca).
+var ServingCertExpiry = metrics.NewGaugeVec(&metrics.GaugeOpts{
+	Namespace:      namespace,
+	Subsystem:      "serving_cert",
+	Name:           "expiry_timestamp_seconds",
+	Help:           "When the serving certificate osm-apiserver keeps in its Secret (cert=serving) and the CA that signed it (cert=ca) expire, in seconds since the epoch.",
+	StabilityLevel: metrics.ALPHA,
+}, []string{"cert"})

@@ -187,7 +187,7 @@ func (c *Controller) sync(ctx context.Context, secret *corev1.Secret) (time.Time
 			return time.Time{}, fmt.Errorf("secret %s: %w", ref, err)
 		}
 		if len(r.Changes) > 0 {
-			written, err := c.write(ctx, secret, r.Data)
+			err := c.write(ctx, secret, r.Data)
 			if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 3 {
 				klog.V(2).InfoS("Serving certificate Secret changed meanwhile; reading it again", "secret", ref)
 				secret = nil
@@ -198,7 +198,6 @@ func (c *Controller) sync(ctx context.Context, secret *corev1.Secret) (time.Time
 			}
 			klog.InfoS("Serving certificate Secret updated", "secret", ref, "changes", r.Changes,
 				"certExpiry", r.CertExpiry.UTC(), "caExpiry", r.CAExpiry.UTC())
-			secret = written
 		}
 		c.serve(r)
 		if err := c.syncCABundle(ctx, r.Data[BundleKey]); err != nil {
@@ -209,17 +208,20 @@ func (c *Controller) sync(ctx context.Context, secret *corev1.Secret) (time.Time
 }
 
 // write creates the Secret (secret nil) or updates the version read.
-func (c *Controller) write(ctx context.Context, secret *corev1.Secret, data map[string][]byte) (*corev1.Secret, error) {
+func (c *Controller) write(ctx context.Context, secret *corev1.Secret, data map[string][]byte) error {
+	var err error
 	if secret == nil {
-		return c.secrets.Create(ctx, &corev1.Secret{
+		_, err = c.secrets.Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: SecretName, Namespace: c.opts.Namespace, Labels: labels(nil)},
 			Type:       corev1.SecretTypeTLS,
 			Data:       data,
 		}, metav1.CreateOptions{})
+		return err
 	}
 	s := secret.DeepCopy()
 	s.Labels, s.Data = labels(s.Labels), data
-	return c.secrets.Update(ctx, s, metav1.UpdateOptions{})
+	_, err = c.secrets.Update(ctx, s, metav1.UpdateOptions{})
+	return err
 }
 
 // labels are l with the managed-by label admission requires of our writes.

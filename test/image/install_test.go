@@ -87,9 +87,11 @@ func TestInstallWithKubectlApply(t *testing.T) {
 	}
 
 	// Applying the manifests again, client- or server-side, keeps the caBundle.
+	// (Switching to server-side apply takes over what client-side apply set,
+	// such as the admission policies' defaulted matchConstraints.)
 	cl.kubectl(t, "apply", "-f", manifest)
 	cl.checkCABundle(t, cl.servingSecret(t))
-	cl.kubectl(t, "apply", "--server-side", "-f", manifest)
+	cl.kubectl(t, "apply", "--server-side", "--force-conflicts", "-f", manifest)
 	cl.checkCABundle(t, cl.servingSecret(t))
 
 	// Rotations: kube-apiserver keeps reaching the group while the serving
@@ -181,12 +183,16 @@ func (cl *cluster) available(t *testing.T, p *pod) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("osm-apiserver exited: %v", *p.exitErr)
+			return fmt.Errorf("osm-apiserver exited: %w", *p.exitErr)
 		case <-time.After(time.Second):
 		}
 		status, err := cl.kubectlErr("get", "apiservice", "v1alpha1.osm.k8c.io", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].message}`)
-		if err != nil || !strings.HasPrefix(status, "True") {
-			last = fmt.Errorf("APIService not Available: %s %v", status, err)
+		if err != nil {
+			last = err
+			continue
+		}
+		if !strings.HasPrefix(status, "True") {
+			last = fmt.Errorf("APIService not Available: %s", status)
 			continue
 		}
 		if _, err := cl.kubectlErr("get", "--raw", "/apis/osm.k8c.io/v1alpha1"); err != nil {

@@ -115,8 +115,8 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 // and syncs on each change of the Secret, when the next renewal is due, and
 // every resync (the caBundle is read again), retrying failures with backoff.
 func (c *Controller) Run(ctx context.Context, _ int) {
+	// Until the informer has synced, sync reads the Secret itself.
 	go c.informer.RunWithContext(ctx)
-	cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced)
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute}
 	delay := time.Duration(0)
 	for {

@@ -18,8 +18,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
+	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
 )
 
 var secretsGVR = corev1.SchemeGroupVersion.WithResource("secrets")
@@ -74,6 +76,7 @@ type countListener struct{ n int }
 func (l *countListener) Enqueue() { l.n++ }
 
 func TestControllerCreatesSharesAndPublishes(t *testing.T) {
+	metrics.Register()
 	ctx := context.Background()
 	client, dyn := newCluster(t)
 	a := newController(client, dyn, t0)
@@ -92,6 +95,11 @@ func TestControllerCreatesSharesAndPublishes(t *testing.T) {
 	cert, key := a.CurrentCertKeyContent()
 	if !bytes.Equal(cert, s.Data[CertKey]) || !bytes.Equal(key, s.Data[KeyKey]) || l.n != 1 {
 		t.Errorf("not serving the Secret's certificate (listener told %d times)", l.n)
+	}
+	for cert, want := range map[string]time.Time{"serving": t0.Add(testValidity.Cert), "ca": t0.Add(testValidity.CA)} {
+		if got, err := testutil.GetGaugeMetricValue(metrics.ServingCertExpiry.WithLabelValues(cert)); err != nil || got != float64(want.Unix()) {
+			t.Errorf("expiry of %s: %v (%v), want %d", cert, got, err, want.Unix())
+		}
 	}
 	obj, err := dyn.Resource(apiServices).Get(ctx, APIServiceName, metav1.GetOptions{})
 	if err != nil {

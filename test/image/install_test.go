@@ -132,6 +132,16 @@ func TestInstallWithKubectlApply(t *testing.T) {
 			p.showLog()
 			t.Error(err)
 		}
+		// The keys stay in the Secret.
+		log, err := os.ReadFile(p.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range [][]byte{[]byte("PRIVATE KEY"), final.data["tls.key"], final.data["ca.key"]} {
+			if bytes.Contains(log, key) || bytes.Contains(log, []byte(base64.StdEncoding.EncodeToString(key))) {
+				t.Errorf("%s holds a private key", filepath.Base(p.log))
+			}
+		}
 	}
 }
 

@@ -85,7 +85,7 @@ func Plan(data map[string][]byte, names []string, v Validity, now time.Time) (*R
 	if _, ok := r.Data[PreviousCAKey]; ok && (previous == nil || !now.Before(previous.NotAfter)) {
 		delete(r.Data, PreviousCAKey)
 		previous = nil
-		r.change("previous CA removed from the bundle: expired")
+		r.change("previous CA removed from the bundle: expired or unreadable")
 	}
 
 	switch {

@@ -8,7 +8,7 @@
 #   1  machinecontroller (the contract), sandbox (the template engine), the
 #      default profiles' files (artifacts/default-osps)
 #   2  readers and records over the contract: machines, tokens, bootreports,
-#      migrate, defaultosps, render/cloudinit, render/ignition,
+#      migrate, defaultosps, render/cloudinit, render/ignition, servingcert,
 #      machinecontroller/machinecontrollertest
 #   3  render (OSP + MD + facts -> bytes), informers (every informer), changefeed
 #   4  facts, overlays, changefeed/changefeedtest
@@ -32,7 +32,7 @@ layer() {
     pkg/lru | pkg/metrics | pkg/render/cloudconfig | artifacts/crd | artifacts/osmreport | artifacts/overlay-examples | \
       artifacts/deploy/components/monitoring | pkg/tokens/tokenstest) echo 0 ;;
     pkg/machinecontroller | pkg/sandbox | artifacts/default-osps) echo 1 ;;
-    pkg/machines | pkg/tokens | pkg/bootreports | pkg/migrate | pkg/defaultosps | pkg/render/cloudinit | pkg/render/ignition | \
+    pkg/machines | pkg/tokens | pkg/bootreports | pkg/migrate | pkg/defaultosps | pkg/render/cloudinit | pkg/render/ignition | pkg/servingcert | \
       pkg/machinecontroller/machinecontrollertest) echo 2 ;;
     pkg/render | pkg/informers | pkg/changefeed) echo 3 ;;
     pkg/facts | pkg/overlays | pkg/changefeed/changefeedtest) echo 4 ;;

@@ -227,7 +227,7 @@ func Collectors() []metrics.Registerable {
 	return []metrics.Registerable{RenderDuration, RenderErrors, RenderCacheHits, RenderCacheMisses, RenderCacheEntries, RendersWaiting,
 		ReviewRendersWaiting, ReviewRenders,
 		WatchEvents, SyncerQueueDepth, SyncDuration, SyncFailures, SyncerWriteFailures, UserDataTooLarge, UpstreamOSMInstalled,
-		MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration}
+		MachineJoins, JoinCSRs, BootReports, BootStepFailures, ProvisioningDuration, ServingCertExpiry}
 }
 
 // Register adds the metrics to the legacy registry. Safe to call more than once.
@@ -246,3 +246,13 @@ func ObserveSync(start time.Time, err error) {
 	}
 	SyncDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
 }
+
+// ServingCertExpiry is when the serving certificate osm-apiserver keeps
+// (pkg/servingcert) and its CA expire, by cert (serving or ca).
+var ServingCertExpiry = metrics.NewGaugeVec(&metrics.GaugeOpts{
+	Namespace:      namespace,
+	Subsystem:      "serving_cert",
+	Name:           "expiry_timestamp_seconds",
+	Help:           "When the serving certificate osm-apiserver keeps in its Secret (cert=serving) and the CA that signed it (cert=ca) expire, in seconds since the epoch.",
+	StabilityLevel: metrics.ALPHA,
+}, []string{"cert"})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -30,6 +31,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
+	"github.com/osm-apiserver/osm-apiserver/pkg/servingcert"
 	"github.com/osm-apiserver/osm-apiserver/pkg/syncer"
 )
 
@@ -67,6 +69,10 @@ type Config struct {
 	ConcurrentPreviews int
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
+	// ServingCert, if not nil, has the server keep its own serving
+	// certificate in a Secret of the management cluster and the APIService's
+	// caBundle (pkg/servingcert); nil serves Generic's certificate.
+	ServingCert *servingcert.Options
 	// Render renders one input; nil means the real renderer. Tests set it.
 	Render func(render.Input) (*render.Result, error)
 }
@@ -77,8 +83,10 @@ type Config struct {
 type Clusters struct {
 	// Profiles reads OperatingSystemProfiles (management cluster).
 	Profiles versioned.Interface
-	// Management holds the syncer's Lease.
+	// Management holds the syncer's Lease and the serving certificate's Secret.
 	Management kubernetes.Interface
+	// ManagementDynamic sets the caBundle of the APIService.
+	ManagementDynamic dynamic.Interface
 	// Worker is written by the syncer: give it a QPS for ~10 writes per MD.
 	Worker kubernetes.Interface
 	// WorkerConfig is the worker's client configuration, whose API server
@@ -116,7 +124,7 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 	r := rest.CopyConfig(worker)
 	r.QPS, r.Burst = reportsQPS, reportsBurst
 	var c Clusters
-	var errs [8]error
+	var errs [9]error
 	c.Profiles, errs[0] = versioned.NewForConfig(management)
 	c.Management, errs[1] = kubernetes.NewForConfig(management)
 	c.Worker, errs[2] = kubernetes.NewForConfig(w)
@@ -128,6 +136,7 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 		c.Nodes = informers.NodeListWatch(c.Metadata)
 	}
 	c.Reports, errs[7] = kubernetes.NewForConfig(r)
+	c.ManagementDynamic, errs[8] = dynamic.NewForConfig(management)
 	c.WorkerConfig = worker
 	c.Separate = worker != management
 	return c, errors.Join(errs[:]...)
@@ -200,6 +209,9 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ServingCert != nil {
+		c.generic.SecureServing.Cert = newServingCert(cfg)
+	}
 	in, err := newInputs(cfg)
 	if err != nil {
 		return nil, err
@@ -247,4 +259,16 @@ func (cl Clusters) validate() error {
 		return errors.New("osm-apiserver needs clients of the management and worker clusters")
 	}
 	return nil
+}
+
+// newServingCert returns the provider of the certificate the server keeps in
+// its Secret; the generic server runs it (RunOnce before serving, then Run).
+func newServingCert(cfg Config) *servingcert.Controller {
+	o := *cfg.ServingCert
+	informer := informers.NewSecret(cfg.Clusters.Management, o.Namespace, servingcert.SecretName)
+	var apiService *servingcert.APIService
+	if cfg.Clusters.ManagementDynamic != nil {
+		apiService = servingcert.NewAPIService(cfg.Clusters.ManagementDynamic, servingcert.APIServiceName)
+	}
+	return servingcert.New(cfg.Clusters.Management, informer, apiService, o)
 }

@@ -67,6 +67,8 @@ func startSyncerOn(t testing.TB, id, workerKubeconfig string, mutate func(*serve
 	}
 	o.SecureServing.BindAddress, o.SecureServing.BindPort, o.SecureServing.Listener = net.ParseIP("127.0.0.1"), port, listener
 	o.SecureServing.ServerCert.CertDirectory = t.TempDir()
+	// Not the harness's APIService: a certificate of its own, written nowhere.
+	o.ServingCert.Mode = options.ServingCertSelfSigned
 	o.Syncer.InstallDefaultOSPs = false
 	o.Syncer.Workers, o.Syncer.ResyncPeriod = 8, time.Minute
 	le := &o.Syncer.LeaderElection

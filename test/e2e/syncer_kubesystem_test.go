@@ -32,7 +32,8 @@ func syncerIdentity(t *testing.T) kubernetes.Interface {
 }
 
 // RBAC lets the syncer write every Secret of kube-system; the admission policy
-// of artifacts/deploy keeps its writes to the bootstrap tokens it manages.
+// of artifacts/deploy keeps its writes to the bootstrap tokens it manages and
+// its serving certificate's Secret.
 func TestSyncerWritesOnlyItsBootstrapTokensInKubeSystem(t *testing.T) {
 	ctx := testContext(t)
 	osm := syncerIdentity(t)
@@ -47,7 +48,7 @@ func TestSyncerWritesOnlyItsBootstrapTokensInKubeSystem(t *testing.T) {
 	}
 	denied := func(what string, err error) {
 		t.Helper()
-		if err == nil || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "osm-apiserver writes only its own bootstrap tokens in kube-system") {
+		if err == nil || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "osm-apiserver writes only its own bootstrap tokens") {
 			t.Errorf("%s: want the admission policy's denial, got %v", what, err)
 		}
 	}
@@ -116,4 +117,34 @@ func TestSyncerWritesOnlyItsBootstrapTokensInKubeSystem(t *testing.T) {
 	if err := secrets.Delete(ctx, own.Name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("the syncer cannot delete its bootstrap token: %v", err)
 	}
+
+	// Its serving certificate's Secret: created and updated with our label
+	// and type kubernetes.io/tls, never deleted; no other name or type.
+	tls := func(name string, labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", Labels: labels},
+			Type:       corev1.SecretTypeTLS,
+			Data:       map[string][]byte{corev1.TLSCertKey: []byte("c"), corev1.TLSPrivateKeyKey: []byte("k")},
+		}
+	}
+	const servingCert = "osm-apiserver-serving-cert"
+	cleanup(servingCert)
+	_, err = secrets.Create(ctx, tls("e2e-other-tls", ours), metav1.CreateOptions{})
+	denied("create another TLS secret", err)
+	_, err = secrets.Create(ctx, tls(servingCert, nil), metav1.CreateOptions{})
+	denied("create the serving certificate's secret without our label", err)
+	opaqueCert := tls(servingCert, ours)
+	opaqueCert.Type = corev1.SecretTypeOpaque
+	_, err = secrets.Create(ctx, opaqueCert, metav1.CreateOptions{})
+	denied("create the serving certificate's secret of type Opaque", err)
+	cert, err := secrets.Create(ctx, tls(servingCert, ours), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("osm-apiserver cannot create its serving certificate's secret: %v", err)
+	}
+	cert.Data["ca.crt"] = []byte("x")
+	if _, err := secrets.Update(ctx, cert, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("osm-apiserver cannot update its serving certificate's secret: %v", err)
+	}
+	err = secrets.Delete(ctx, servingCert, metav1.DeleteOptions{})
+	denied("delete the serving certificate's secret", err)
 }

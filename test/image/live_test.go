@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -21,9 +22,9 @@ import (
 
 // TestDeploymentBecomesReady runs the pod artifacts/deploy describes without a
 // kubelet: the image's binary with the Deployment's arguments, as the image's
-// user, with no environment, its TLS Secret where the volume mounts it, and
-// the ServiceAccount's identity bound by the manifests' RBAC, against a local
-// cluster. Its probes must succeed as the kubelet runs them (HTTPS, certificate
+// user, with no environment, and the ServiceAccount's identity bound by the
+// manifests' RBAC (its serving certificate is its own, in a Secret), against
+// a local cluster. Its probes must succeed as the kubelet runs them (HTTPS, certificate
 // not verified), and it must stop on SIGTERM within the grace period.
 func TestDeploymentBecomesReady(t *testing.T) {
 	b := makeImage(t)
@@ -44,51 +45,9 @@ func TestDeploymentBecomesReady(t *testing.T) {
 	}
 	cl.kubectl(t, "apply", "--server-side", "-f", manifest)
 
-	pod := newSandbox(t)
-	cf, err := b.img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe := pod.file(t, "rootfs"+cf.Config.Entrypoint[0], imageFiles(t, b.img)[strings.TrimPrefix(cf.Config.Entrypoint[0], "/")].data, 0o755)
-	mounts := pod.volumes(t, d, c, cl)
-	port := freePort(t)
-	args := []string{}
-	for _, a := range c.Args {
-		if strings.HasPrefix(a, "--secure-port=") {
-			a = "--secure-port=" + port
-		}
-		args = append(args, inSandbox(a, mounts))
-	}
-	// What the pod gets elsewhere: its IP (here loopback) and in-cluster config.
-	args = append(args, "--bind-address=127.0.0.1", "--kubeconfig="+pod.file(t, "serviceaccount/kubeconfig", cl.serviceAccountKubeconfig(t), 0o644))
-
-	log, err := os.Create(filepath.Join(cl.dir, "osm-apiserver.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = log.Close() }()
-	cmd := exec.Command(exe, args...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = filepath.Dir(exe), []string{}, log, log
-	if os.Geteuid() == 0 { // as the image's user, as the container runtime would
-		var uid, gid uint32
-		if _, err := fmt.Sscanf(cf.Config.User, "%d:%d", &uid, &gid); err != nil {
-			t.Fatalf("image user %q: %v", cf.Config.User, err)
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
-	}
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var exitErr error
-	exited := make(chan struct{}) // closed once it exited, with exitErr
-	go func() { exitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	showLog := func() { data, _ := os.ReadFile(log.Name()); t.Logf("osm-apiserver's log:\n%s", data) }
-
+	osm := startPod(t, b, d, c, cl, "osm-apiserver", "")
+	port, exited, showLog := osm.port, osm.exited, osm.showLog
 	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
 		url := fmt.Sprintf("%s://127.0.0.1:%s%s", strings.ToLower(string(p.HTTPGet.Scheme)), port, p.HTTPGet.Path)
 		if err := probe(url, exited); err != nil {
@@ -98,7 +57,7 @@ func TestDeploymentBecomesReady(t *testing.T) {
 	}
 	t.Logf("probes answer 200 %s after start", time.Since(started).Round(time.Millisecond))
 	stopping := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := osm.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	grace := 30 * time.Second // Kubernetes's default terminationGracePeriodSeconds
@@ -108,9 +67,9 @@ func TestDeploymentBecomesReady(t *testing.T) {
 	select {
 	case <-exited:
 		t.Logf("exited %s after SIGTERM", time.Since(stopping).Round(time.Millisecond))
-		if exitErr != nil {
+		if *osm.exitErr != nil {
 			showLog()
-			t.Errorf("osm-apiserver exited with %v after SIGTERM, want 0", exitErr)
+			t.Errorf("osm-apiserver exited with %v after SIGTERM, want 0", *osm.exitErr)
 		}
 	case <-time.After(grace):
 		showLog()
@@ -181,4 +140,75 @@ func inSandbox(arg string, mounts map[string]string) string {
 		return arg
 	}
 	return flag + "=" + mounts[best] + strings.TrimPrefix(value, best)
+}
+
+// pod is the image's binary running as the Deployment's container would.
+type pod struct {
+	port    string // its --secure-port
+	cmd     *exec.Cmd
+	exited  <-chan struct{} // closed once it exited, with *exitErr
+	exitErr *error
+	log     string
+	t       *testing.T
+}
+
+// startPod runs the image's binary with the container's arguments (its
+// --secure-port replaced by port, a free one if empty, file arguments pointing into its
+// volumes, plus extraArgs), as the image's user, with no environment, and
+// the ServiceAccount's identity where the pod gets its in-cluster config,
+// until the test ends. name names its log in cl's directory.
+func startPod(t *testing.T, b built, d *appsv1.Deployment, c corev1.Container, cl *cluster, name, port string, extraArgs ...string) *pod {
+	t.Helper()
+	sb := newSandbox(t)
+	cf, err := b.img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := sb.file(t, "rootfs"+cf.Config.Entrypoint[0], imageFiles(t, b.img)[strings.TrimPrefix(cf.Config.Entrypoint[0], "/")].data, 0o755)
+	mounts := sb.volumes(t, d, c, cl)
+	if port == "" {
+		port = freePort(t)
+	}
+	args := []string{}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--secure-port=") {
+			a = "--secure-port=" + port
+		}
+		args = append(args, inSandbox(a, mounts))
+	}
+	// What the pod gets elsewhere: its IP (here loopback) and in-cluster config.
+	args = append(args, "--bind-address=127.0.0.1", "--kubeconfig="+sb.file(t, "serviceaccount/kubeconfig", cl.serviceAccountKubeconfig(t), 0o644))
+	args = append(args, extraArgs...)
+
+	log, err := os.Create(filepath.Join(cl.dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = log.Close() })
+	cmd := exec.Command(exe, args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = filepath.Dir(exe), []string{}, log, log
+	if os.Geteuid() == 0 { // as the image's user, as the container runtime would
+		var uid, gid uint32
+		if _, err := fmt.Sscanf(cf.Config.User, "%d:%d", &uid, &gid); err != nil {
+			t.Fatalf("image user %q: %v", cf.Config.User, err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var exitErr error
+	exited := make(chan struct{})
+	go func() { exitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	return &pod{port: port, cmd: cmd, exited: exited, exitErr: &exitErr, log: log.Name(), t: t}
+}
+
+// showLog logs the pod's log.
+func (p *pod) showLog() {
+	data, _ := os.ReadFile(p.log)
+	p.t.Logf("%s:\n%s", filepath.Base(p.log), data)
 }

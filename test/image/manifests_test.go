@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,57 @@ func containerPort(c corev1.Container, port string) string {
 		}
 	}
 	return port
+}
+
+// TestCertManagerComponent: an overlay of artifacts/deploy with the
+// cert-manager component serves cert-manager's certificate for the Service's
+// name from the Secret it mounts (which makes the binary's mode external) and
+// has cert-manager inject that certificate's CA into the APIService.
+func TestCertManagerComponent(t *testing.T) {
+	dir := t.TempDir()
+	base, err := filepath.Rel(dir, filepath.Join(repo(), "artifacts", "deploy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := "resources: [" + base + "]\ncomponents: [" + base + "/components/cert-manager]\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objects := kustomize(t, dir)
+	c := deployment(t, objects).Spec.Template.Spec
+	certFile, keyFile := flagValue(c.Containers[0].Args, "tls-cert-file"), flagValue(c.Containers[0].Args, "tls-private-key-file")
+	var secret string
+	for _, m := range c.Containers[0].VolumeMounts {
+		if strings.HasPrefix(certFile, m.MountPath+"/") && strings.HasPrefix(keyFile, m.MountPath+"/") {
+			for _, v := range c.Volumes {
+				if v.Name == m.Name && v.Secret != nil {
+					secret = v.Secret.SecretName
+				}
+			}
+		}
+	}
+	if secret == "" {
+		t.Fatalf("--tls-cert-file=%q --tls-private-key-file=%q are in no Secret volume", certFile, keyFile)
+	}
+	var certificate *unstructured.Unstructured
+	for _, o := range objects {
+		if name, _, _ := unstructured.NestedString(o.Object, "spec", "secretName"); o.GetKind() == "Certificate" && name == secret {
+			certificate = o
+		}
+	}
+	if certificate == nil {
+		t.Fatalf("no Certificate writes Secret %s", secret)
+	}
+	names, _, _ := unstructured.NestedStringSlice(certificate.Object, "spec", "dnsNames")
+	if !slices.Contains(names, "osm-apiserver.kube-system.svc") {
+		t.Errorf("Certificate %s is for %v, not osm-apiserver.kube-system.svc", certificate.GetName(), names)
+	}
+	for _, o := range objects {
+		if o.GetKind() == "APIService" {
+			want := certificate.GetNamespace() + "/" + certificate.GetName()
+			if got := o.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != want {
+				t.Errorf("APIService %s: cert-manager.io/inject-ca-from %q, want %q", o.GetName(), got, want)
+			}
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/facts"
 	"github.com/osm-apiserver/osm-apiserver/pkg/registry"
 	"github.com/osm-apiserver/osm-apiserver/pkg/server"
+	"github.com/osm-apiserver/osm-apiserver/pkg/servingcert"
 )
 
 // ServerConfig turns the flags into the server's configuration. It reads files
@@ -62,6 +63,10 @@ func (o *Options) ServerConfig() (*server.Config, error) {
 		ConcurrentPreviews: o.ConcurrentPreviews,
 		WatchHistory:       o.WatchHistory,
 	}
+	if o.servingCertMode() == ServingCertSelfManaged {
+		dns, _ := o.servingCertNames()
+		cfg.ServingCert = &servingcert.Options{Namespace: o.ServiceNamespace, Names: dns, Validity: o.ServingCert.Validity}
+	}
 	o.Syncer.ApplyTo(cfg)
 	o.MachineJoin.ApplyTo(&cfg.MachineJoin)
 	return cfg, nil
@@ -82,9 +87,11 @@ func inCluster(kubeconfig, workerKubeconfig, server, serviceHost string) bool {
 
 // genericConfig applies each generic option explicitly, like metrics-server.
 func (o *Options) genericConfig() (*genericapiserver.RecommendedConfig, error) {
-	dns, ips := o.servingCertNames()
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", dns, ips); err != nil {
-		return nil, fmt.Errorf("failed to create self-signed certificates: %w", err)
+	if o.servingCertMode() == ServingCertSelfSigned {
+		dns, ips := o.servingCertNames()
+		if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", append(dns, "localhost"), ips); err != nil {
+			return nil, fmt.Errorf("failed to create self-signed certificates: %w", err)
+		}
 	}
 	// Out of the cluster, authenticate and authorize through the management
 	// cluster of --kubeconfig.
@@ -112,10 +119,16 @@ func (o *Options) genericConfig() (*genericapiserver.RecommendedConfig, error) {
 	return cfg, nil
 }
 
-// servingCertNames are the names of the self-signed serving certificate.
+// servingCertNames are the names of a self-managed or self-signed serving
+// certificate: the Service's.
 func (o *Options) servingCertNames() (dns []string, ips []net.IP) {
-	svc := serviceName + "." + o.ServiceNamespace + ".svc"
-	return []string{svc, svc + ".cluster.local", "localhost"}, []net.IP{net.ParseIP("127.0.0.1")}
+	return servingcert.ServiceNames(o.ServiceNamespace, serviceName), []net.IP{net.ParseIP("127.0.0.1")}
+}
+
+// servingCertMode is the serving certificate mode in effect.
+func (o *Options) servingCertMode() string {
+	cert := o.SecureServing.ServerCert.CertKey
+	return o.ServingCert.mode(cert.CertFile, cert.KeyFile)
 }
 
 // RESTConfig is the client configuration of a kubeconfig flag (--kubeconfig,

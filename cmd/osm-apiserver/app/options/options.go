@@ -33,6 +33,7 @@ type Options struct {
 	MachineJoin *MachineJoinFlags
 	Node        *NodeFlags
 	Cluster     *ClusterFlags
+	ServingCert *ServingCertFlags
 
 	// Kubeconfig is the management cluster: OperatingSystemProfiles, the
 	// APIService, delegated authentication and authorization.
@@ -42,8 +43,8 @@ type Options struct {
 	WorkerClusterKubeconfig string
 	// Namespace holds the profiles of MDs that don't name a namespace.
 	Namespace string
-	// ServiceNamespace is the namespace of the Service in front of the server,
-	// for the self-signed certificate.
+	// ServiceNamespace is the namespace of the Service in front of the server:
+	// the serving certificate's names, and the Secret that keeps it.
 	ServiceNamespace string
 	// RenderCacheMemory bounds the rendered configs and payloads kept, a quantity.
 	RenderCacheMemory string
@@ -74,6 +75,7 @@ func NewOptions() *Options {
 		Syncer:             NewSyncerFlags(),
 		MachineJoin:        NewMachineJoinFlags(),
 		Cluster:            &ClusterFlags{},
+		ServingCert:        NewServingCertFlags(),
 		Namespace:          "kube-system",
 		ServiceNamespace:   "kube-system",
 		RenderCacheMemory:  resource.NewQuantity(resolve.DefaultCacheBytes, resource.BinarySI).String(),
@@ -100,6 +102,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.MachineJoin.AddFlags(fss.FlagSet("machine join"))
 	o.Cluster.AddFlags(fss.FlagSet("cluster"))
 	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.ServingCert.AddFlags(fss.FlagSet("secure serving"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
 	o.Authorization.AddFlags(fss.FlagSet("authorization"))
 	o.Features.AddFlags(fss.FlagSet("features"))
@@ -111,7 +114,7 @@ func (o *Options) addOSMFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the management cluster (OperatingSystemProfiles, delegated authentication and authorization); default: in-cluster config. Also the default of --authentication-kubeconfig and --authorization-kubeconfig.")
 	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
-	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; the self-signed serving certificate (when no --tls-cert-file is given) is valid for osm-apiserver.<namespace>.svc.")
+	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; a self-managed or self-signed serving certificate is valid for osm-apiserver.<namespace>.svc, and the self-managed one is kept in a Secret of this namespace.")
 	fs.StringVar(&o.RenderCacheMemory, "render-cache-memory", o.RenderCacheMemory, "Bytes of rendered configs and payloads kept in memory, a quantity such as 32Mi (least recently used are dropped and rendered again when read). Every MachineDeployment's current output summary, payload sizes and digests are kept whatever the fleet size, so a table of OSCs and the syncer's checks never render again.")
 	fs.IntVar(&o.RenderCacheSize, "render-cache-size", o.RenderCacheSize, "Ignored: the render cache keeps every MachineDeployment's output, bounded in bytes by --render-cache-memory.")
 	_ = fs.MarkDeprecated("render-cache-size", "the render cache is bounded in bytes: use --render-cache-memory")
@@ -131,6 +134,8 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Syncer.Validate()...)
 	errs = append(errs, o.MachineJoin.Validate()...)
+	cert := o.SecureServing.ServerCert.CertKey
+	errs = append(errs, o.ServingCert.Validate(cert.CertFile, cert.KeyFile)...)
 	if err := logsapi.Validate(o.Logs, nil, nil); len(err) > 0 {
 		errs = append(errs, err.ToAggregate())
 	}

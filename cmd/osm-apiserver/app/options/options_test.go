@@ -20,6 +20,11 @@ func TestServeFlags(t *testing.T) {
 		{name: "concurrent renders", args: []string{"--max-concurrent-renders=0"}, wantErr: "--max-concurrent-renders"},
 		{name: "concurrent previews", args: []string{"--max-concurrent-previews=0"}, wantErr: "--max-concurrent-previews"},
 		{name: "node options are checked", args: []string{"--cluster-dns=not-an-ip"}, wantErr: "--cluster-dns"},
+		{name: "certificate files mean external", args: []string{"--tls-cert-file=a.crt", "--tls-private-key-file=a.key"}},
+		{name: "external needs files", args: []string{"--serving-cert-mode=external"}, wantErr: "--serving-cert-mode=external needs --tls-cert-file"},
+		{name: "self-signed takes no files", args: []string{"--serving-cert-mode=self-signed", "--tls-cert-file=a.crt", "--tls-private-key-file=a.key"}, wantErr: "--serving-cert-mode=self-signed"},
+		{name: "unknown mode", args: []string{"--serving-cert-mode=acme"}, wantErr: `--serving-cert-mode must be self-managed, external or self-signed, got "acme"`},
+		{name: "certificate outlives its CA", args: []string{"--serving-cert-validity=48h", "--serving-ca-validity=24h"}, wantErr: "--serving-cert-validity (48h0m0s) must be at least 1m and shorter than --serving-ca-validity"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +56,25 @@ func TestServeHasNoTokenFlags(t *testing.T) {
 			if fs.Lookup(name) != nil {
 				t.Errorf("serve has --%s", name)
 			}
+		}
+	}
+}
+
+// Only the default mode without certificate files has the server keep its
+// certificate in a Secret.
+func TestServingCertMode(t *testing.T) {
+	for _, tc := range []struct {
+		mode, cert, key string
+		want            string
+	}{
+		{ServingCertSelfManaged, "", "", ServingCertSelfManaged},
+		{ServingCertSelfManaged, "a.crt", "a.key", ServingCertExternal},
+		{ServingCertExternal, "a.crt", "a.key", ServingCertExternal},
+		{ServingCertSelfSigned, "", "", ServingCertSelfSigned},
+	} {
+		f := ServingCertFlags{Mode: tc.mode}
+		if got := f.mode(tc.cert, tc.key); got != tc.want {
+			t.Errorf("mode %s with files %q %q: %s, want %s", tc.mode, tc.cert, tc.key, got, tc.want)
 		}
 	}
 }

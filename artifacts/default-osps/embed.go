@@ -16,7 +16,7 @@ import (
 // Version is the release of the default profiles. Every profile's spec.version
 // equals it, so a release that changes a profile changes its version, which the
 // CRD requires of any spec change.
-const Version = "v0.8.0"
+const Version = "v0.9.0"
 
 //go:embed *.yaml
 var files embed.FS

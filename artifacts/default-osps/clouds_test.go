@@ -310,11 +310,28 @@ const ovfEnv = `<?xml version="1.0" encoding="UTF-8"?>
 // bootstrap that applies Cloud Director's static addresses, with vmtoolsd and
 // systemctl as stubs: each NIC the OVF environment gives a static address gets
 // a networkd file matched by its MAC, the primary one with gateway and DNS,
-// and networkd is restarted; DHCP NICs and other clouds get nothing.
+// and networkd is restarted; DHCP NICs and other clouds get nothing. There
+// the bootstrap does not wait for network-online, which it brings about.
 func TestFlatcarCloudDirectorStaticAddresses(t *testing.T) {
 	const first, last = "ovf=$(", "if [ -n \"${static:-}\" ]"
 	if vs := renderFiles(t, "osp-flatcar", "vsphere").bootstrap["/opt/bin/osm-bootstrap"]; strings.Contains(vs, first) {
 		t.Error("osp-flatcar reads the OVF environment on vsphere too")
+	}
+	// What osm-bootstrap.service waits for: the network elsewhere, networkd only on
+	// Cloud Director, where nothing may be online before the step runs.
+	const dropIn = "/etc/systemd/system/osm-bootstrap.service.d/10-osm-network.conf"
+	for cloud, want := range map[string]string{
+		"vsphere":               "[Unit]\nWants=network-online.target\nAfter=network-online.target\n",
+		"aws":                   "[Unit]\nWants=network-online.target\nAfter=network-online.target\n",
+		"vmware-cloud-director": "[Unit]\nAfter=systemd-networkd.service\n",
+	} {
+		r := renderFiles(t, "osp-flatcar", cloud)
+		if got := r.bootstrap[dropIn]; got != want {
+			t.Errorf("%s: %s is %q, want %q", cloud, dropIn, got, want)
+		}
+		if unit := r.bootstrap["/etc/systemd/system/osm-bootstrap.service"]; unit == "" || strings.Contains(unit, "network-online") {
+			t.Errorf("%s: osm-bootstrap.service orders on the network itself, which its drop-in decides per cloud:\n%s", cloud, unit)
+		}
 	}
 	bootstrap := renderFiles(t, "osp-flatcar", "vmware-cloud-director").bootstrap["/opt/bin/osm-bootstrap"]
 	step := linesBetween(t, bootstrap, first, last)

@@ -82,7 +82,9 @@ func TestCloudSpecificParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := &checkCache{}
+	// One CA: payloads that do not depend on the cloud or the kubelet come out
+	// byte-identical and are validated once.
+	ca, checked := testCA(t), &checkCache{}
 	for _, osp := range osps {
 		for _, c := range osp.Spec.SupportedCloudProviders {
 			cloud := string(c.Name)
@@ -97,7 +99,7 @@ func TestCloudSpecificParts(t *testing.T) {
 					kubelet  string
 					external bool
 				}{{"kubelet-1.33", "1.33.2", false}, {"kubelet-1.28", "1.28.9", false}, {"external", "1.33.2", true}} {
-					files := renderForCloud(t, checked, osp, cloud, tc.kubelet, tc.external)
+					files := renderForCloud(t, checked, ca, osp, cloud, tc.kubelet, tc.external)
 					ctx := fmt.Sprintf("%s/%s/%s", osp.Name, cloud, tc.name)
 					cfg, ok := files["/etc/kubernetes/cloud-config"]
 					switch {
@@ -131,9 +133,9 @@ func TestCloudSpecificParts(t *testing.T) {
 // renderForCloud renders osp for an IPv4 MD on cloud with the given kubelet,
 // checks both payloads as TestRender does and returns the provisioning
 // payload's files by path.
-func renderForCloud(t *testing.T, checked *checkCache, osp *ospv1alpha1.OperatingSystemProfile, cloud, kubelet string, external bool) map[string]payloadFile {
+func renderForCloud(t *testing.T, checked *checkCache, ca string, osp *ospv1alpha1.OperatingSystemProfile, cloud, kubelet string, external bool) map[string]payloadFile {
 	t.Helper()
-	in := renderInput(testCA(t), external)
+	in := renderInput(ca, external)
 	in.OSP = osp
 	in.MachineDeployment = machineDeployment(t, osp, cloud, "")
 	in.MachineDeployment.Spec.Template.Spec.Versions.Kubelet = kubelet

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	ignition "github.com/coreos/ignition/v2/config"
@@ -25,15 +27,17 @@ import (
 type payloadFile struct {
 	path    string
 	content string
+	mode    os.FileMode // the file's permissions; 0 for units and files that set none
 }
 
 // cloudConfigFiles decodes the write_files and coreos units of a #cloud-config.
 func cloudConfigFiles(userData []byte) ([]payloadFile, error) {
 	var cc struct {
 		WriteFiles []struct {
-			Path     string `json:"path"`
-			Encoding string `json:"encoding"`
-			Content  string `json:"content"`
+			Path        string `json:"path"`
+			Encoding    string `json:"encoding"`
+			Content     string `json:"content"`
+			Permissions string `json:"permissions"`
 		} `json:"write_files"`
 		CoreOS struct {
 			Units []struct {
@@ -59,7 +63,14 @@ func cloudConfigFiles(userData []byte) ([]payloadFile, error) {
 		default:
 			return nil, fmt.Errorf("write_files %s: unexpected encoding %q", f.Path, f.Encoding)
 		}
-		files = append(files, payloadFile{path: f.Path, content: content})
+		var mode uint64
+		if f.Permissions != "" {
+			var err error
+			if mode, err = strconv.ParseUint(f.Permissions, 8, 32); err != nil {
+				return nil, fmt.Errorf("write_files %s: permissions %q: %w", f.Path, f.Permissions, err)
+			}
+		}
+		files = append(files, payloadFile{path: f.Path, content: content, mode: os.FileMode(mode)})
 	}
 	for _, u := range cc.CoreOS.Units {
 		files = append(files, payloadFile{path: "/etc/systemd/system/" + u.Name, content: u.Content})
@@ -105,7 +116,11 @@ func ignitionFiles(userData []byte) ([]payloadFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ignition file %s: %w", f.Path, err)
 		}
-		files = append(files, payloadFile{path: f.Path, content: content})
+		var mode os.FileMode
+		if f.Mode != nil {
+			mode = os.FileMode(*f.Mode)
+		}
+		files = append(files, payloadFile{path: f.Path, content: content, mode: mode})
 	}
 	for _, u := range cfg.Systemd.Units {
 		if u.Contents != nil {

@@ -110,16 +110,23 @@ func profile(osp *ospv1alpha1.OperatingSystemProfile) machinecontroller.Profile 
 	return machinecontroller.Profile{Namespace: osp.Namespace, Name: osp.Name}
 }
 
-// machineDeployment is an MD of osp on the first cloud it supports, in the
-// overlay's namespace, with the labels its selector asks for.
+// machineDeployment is an MD of osp on aws, or the first cloud it supports
+// when not aws (a cloud added to a profile does not change the goldens), in
+// the overlay's namespace, with the labels its selector asks for.
 func machineDeployment(t *testing.T, osp *ospv1alpha1.OperatingSystemProfile, o *overlaysv1alpha1.OperatingSystemProfileOverlay) *clusterv1alpha1.MachineDeployment {
 	t.Helper()
 	osSpec := map[string]any{}
 	if osp.Spec.OSName == ospv1alpha1.OperatingSystemFlatcar {
 		osSpec["provisioningUtility"] = string(osp.Spec.ProvisioningUtility)
 	}
+	cloud := osp.Spec.SupportedCloudProviders[0].Name
+	for _, c := range osp.Spec.SupportedCloudProviders {
+		if c.Name == "aws" {
+			cloud = c.Name
+		}
+	}
 	raw, err := json.Marshal(map[string]any{
-		"cloudProvider": string(osp.Spec.SupportedCloudProviders[0].Name), "cloudProviderSpec": map[string]any{},
+		"cloudProvider": string(cloud), "cloudProviderSpec": map[string]any{},
 		"operatingSystem": string(osp.Spec.OSName), "operatingSystemSpec": osSpec,
 		"sshPublicKeys": []string{"ssh-ed25519 AAAA example@osm"},
 	})

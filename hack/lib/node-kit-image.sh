@@ -22,8 +22,9 @@ IMAGE_PACKAGES=(
 # image lacks (build_debian_repo), so the setup's `apt-get update` and `apt-get install`
 # really fetch and install them. check_osp_packages keeps both lists honest.
 MIRROR_PACKAGES=(conntrack ebtables ethtool ipvsadm socat nfs-common cifs-utils)
-# Packages osp-ubuntu installs only for other cloud providers.
-OTHER_PROVIDER_PACKAGES=" open-vm-tools "
+# Packages osp-ubuntu installs only for other cloud providers: open-vm-tools (vsphere,
+# vmware-cloud-director), open-iscsi (nutanix).
+OTHER_PROVIDER_PACKAGES=" open-vm-tools open-iscsi "
 
 # check_osp_packages: fails when osp-ubuntu apt-installs a package neither the image has
 # nor the mirror serves.

@@ -126,8 +126,9 @@ func newNode(t *testing.T, s *server) *node {
 		"OSM_REPORT_CONFIG=" + config,
 		"OSM_REPORT_RUN_DIR=" + filepath.Join(dir, "run"),
 		"OSM_REPORT_STATE_DIR=" + filepath.Join(dir, "state"),
-		"OSM_REPORT_DEADLINE=15", // generous: a busy machine is slow to start bash and curl
-		"OSM_REPORT_DETACH=none", // no flusher apart: the tests that want one ask for it
+		"OSM_REPORT_BOOT_SECRET_FILE=" + filepath.Join(dir, "boot-secret"), // none unless a test writes it
+		"OSM_REPORT_DEADLINE=15",                                           // generous: a busy machine is slow to start bash and curl
+		"OSM_REPORT_DETACH=none",                                           // no flusher apart: the tests that want one ask for it
 	}}
 }
 
@@ -171,7 +172,7 @@ func TestRunReportsASucceededStep(t *testing.T) {
 		!ended.Final || ended.LogTail != "" {
 		t.Errorf("ended %+v", ended)
 	}
-	if ended.Profile.Name != "osp-ubuntu" || ended.Profile.Version != "v1.2.0" || ended.MachineDeploymentRevision != "3" || ended.BootID == "" {
+	if ended.Profile.Name != "osp-ubuntu" || ended.Profile.Version != "v1.2.0" || ended.MachineDeploymentRevision != "3" || ended.BootID == "" || ended.BootSecret != "" {
 		t.Errorf("record lacks what the node was provisioned with: %+v", ended)
 	}
 	// Provisioned: a later boot reports nothing, and still runs its commands.
@@ -274,5 +275,28 @@ func TestOkWithDurationAndHeaderTokenFile(t *testing.T) {
 	}
 	if d := records[1].Spec.Duration; d != nil {
 		t.Errorf("record %+v: an invalid --duration must send none (the step was not started)", records[1].Spec)
+	}
+}
+
+// TestRecordsCarryTheBootSecret: with the secret the bootstrap made for its
+// MachineJoin, every record carries it, so that osm-apiserver takes the
+// answered boot's records only.
+func TestRecordsCarryTheBootSecret(t *testing.T) {
+	s := newServer(t)
+	n := newNode(t, s)
+	if err := os.WriteFile(filepath.Join(n.dir, "boot-secret"), []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := n.osmReport(t, nil, "run", "packages", "--", "true"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	records, _ := s.got()
+	if len(records) != 2 {
+		t.Fatalf("%d records, want 2", len(records))
+	}
+	for _, r := range records {
+		if r.Spec.BootSecret != "0123456789abcdef0123456789abcdef" {
+			t.Errorf("%s %s: boot secret %q", r.Spec.Phase, r.Spec.Step, r.Spec.BootSecret)
+		}
 	}
 }

@@ -90,10 +90,17 @@ func (r Record) Answered(b Boot) bool {
 	if r.BootID != b.ID {
 		return false
 	}
+	return r.HoldsSecret(b.Secret)
+}
+
+// HoldsSecret says whether secret is the one the answered boot sent; true
+// when that boot sent none (a profile older than v0.8.0): there is nothing
+// to check.
+func (r Record) HoldsSecret(secret string) bool {
 	if r.BootSecretHash == "" {
 		return true
 	}
-	return subtle.ConstantTimeCompare([]byte(r.BootSecretHash), []byte(secretHash(b.Secret))) == 1
+	return subtle.ConstantTimeCompare([]byte(r.BootSecretHash), []byte(secretHash(secret))) == 1
 }
 
 // secretHash is what is kept of a boot secret.

@@ -54,6 +54,7 @@ func (in *inputs) storages(cfg Config, authz authorizer.Authorizer, events recor
 			MachineDeployments: in.mds,
 			Machines:           in.machines,
 			Known:              in.knownCredentials,
+			Answers:            nodejoin.NewAnswers(cl.Worker),
 			Recorder:           events.NewRecorder(eventScheme, corev1.EventSource{Component: "osm-apiserver"}),
 		}),
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm"
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
+	"github.com/osm-apiserver/osm-apiserver/pkg/bootreports"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
@@ -174,8 +175,9 @@ func checkNoCompatibilityObjects(t *testing.T, ref machinecontroller.Ref) {
 
 // A boot that sent its secret with its MachineJoin is answered again only
 // with that secret: its boot id, which reports and logs show, is not enough
-// for whoever holds a leaked user-data. The secret is kept nowhere but on the
-// node: neither the answer nor the join identity holds it.
+// for whoever holds a leaked user-data, and only that boot reports the
+// machine. The secret is kept nowhere but on the node: neither the answer,
+// the join identity nor the boot report holds it.
 func TestMachineJoinRetryNeedsTheBootSecret(t *testing.T) {
 	ns := syncerNamespace(t)
 	ms := joinMD(t, ns, "pool")
@@ -205,6 +207,42 @@ func TestMachineJoinRetryNeedsTheBootSecret(t *testing.T) {
 		osmv1alpha1.MachineJoinSpec{BootID: boot.BootID, BootSecret: strings.Repeat("ab", 16)})), "for another boot; it is answered once")
 	if _, err := joinAsBoot(t, token, ns, "pool-5d8f7-s3crt", boot); err != nil {
 		t.Errorf("the same boot with its secret, within the retry window: %v", err)
+	}
+
+	// Its boot reports: with the MD's fetch token (in every machine's
+	// user-data), only the answered boot's node, with its secret, reports it.
+	client := nodeClient(t, token)
+	record := func(bootID, bootSecret string) error {
+		s := step("packages", osmv1alpha1.StepPhaseStarted, 0, "")
+		s.Spec.BootID, s.Spec.BootSecret = bootID, bootSecret
+		return report(t, client, ns, "pool-5d8f7-s3crt", s)
+	}
+	for name, err := range map[string]error{
+		"another boot":                    record("another-boot", ""),
+		"the boot id without the secret":  record(boot.BootID, ""),
+		"the boot id with another secret": record(boot.BootID, strings.Repeat("ab", 16)),
+	} {
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "to another boot: only that boot's node reports it") {
+			t.Errorf("a step record of %s: %v, want 403", name, err)
+		}
+	}
+	if err := record(boot.BootID, secret); err != nil {
+		t.Fatalf("a step record of the answered boot: %v", err)
+	}
+	r := bootReport(t, ns, "pool-5d8f7-s3crt", inState(osmv1alpha1.BootStateProvisioning))
+	if r.Spec.BootID != boot.BootID {
+		t.Errorf("report of boot %q, want %q", r.Spec.BootID, boot.BootID)
+	}
+	secrets, err := env.kube.CoreV1().Secrets(bootreports.Namespace).List(testContext(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		for k, v := range s.Data {
+			if strings.Contains(string(v), secret) {
+				t.Errorf("report Secret %s keeps the boot secret in %s", s.Name, k)
+			}
+		}
 	}
 }
 

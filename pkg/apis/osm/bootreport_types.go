@@ -114,6 +114,7 @@ type BootStepSpec struct {
 	ExitCode                  *int32
 	Duration                  *metav1.Duration
 	BootID                    string
+	BootSecret                string
 	Profile                   ProfileReference
 	MachineDeploymentRevision string
 	LogTail                   string

@@ -1192,6 +1192,13 @@ func schema_pkg_apis_osm_v1alpha1_BootStepSpec(ref common.ReferenceCallback) com
 							Format:      "",
 						},
 					},
+					"bootSecret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootSecret is the secret the boot sent with its MachineJoin (/run/osm/boot-secret): once a machine was answered, only records of the answered boot, which alone holds it, are taken. It is checked and dropped, never stored or answered.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"profile": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Profile is the OperatingSystemProfile (name and version) the node was provisioned from.",

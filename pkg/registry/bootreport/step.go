@@ -24,6 +24,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
 	"github.com/osm-apiserver/osm-apiserver/pkg/metrics"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 )
 
 // ReasonProvisioningFailed is the reason of the Warning Event on a
@@ -34,6 +35,12 @@ const ReasonProvisioningFailed = "NodeProvisioningFailed"
 // (machinecontroller.MachineOwners).
 type MachineOwners interface {
 	Owner(namespace, name string) (machines.MachineOwner, error)
+}
+
+// Answers reads the record of a machine's MachineJoin answer
+// (nodejoin.Answers).
+type Answers interface {
+	Of(ctx context.Context, m *clusterv1alpha1.Machine) (nodejoin.Record, bool, error)
 }
 
 // StepConfig is what the step subresource needs.
@@ -52,6 +59,10 @@ type StepConfig struct {
 	// (KnownValues): its log tails are scrubbed of them by value. Nil knows
 	// none; the patterns still apply.
 	Known func(machinecontroller.Ref) []string
+	// Answers says which boot a machine was answered to
+	// (nodejoin.Answers): once it was, only that boot's records are taken.
+	// Nil takes the records of every machine of the caller's MD.
+	Answers Answers
 	// Recorder records the Warning Events of failed steps.
 	Recorder record.EventRecorder
 	// Limits bound the records per MD and per machine (zero: DefaultLimits).
@@ -115,7 +126,14 @@ func (r *StepREST) create(ctx context.Context, machine string, obj runtime.Objec
 	}
 	namespace := genericapirequest.NamespaceValue(ctx)
 	u, _ := genericapirequest.UserFrom(ctx)
-	md, err := r.authorize(u, namespace, machine)
+	md, m, err := r.authorize(u, namespace, machine)
+	if err != nil {
+		return nil, "forbidden", err
+	}
+	// The boot's secret proves the boot and goes no further: not into the
+	// report, the answer, an error or a log.
+	err = r.answeredBoot(ctx, m, &req.Spec)
+	req.Spec.BootSecret = ""
 	if err != nil {
 		return nil, "forbidden", err
 	}

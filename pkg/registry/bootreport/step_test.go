@@ -2,12 +2,15 @@ package bootreport
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	clusterv1alpha1 "k8c.io/machine-controller/sdk/apis/cluster/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +25,7 @@ import (
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller/machinecontrollertest"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machines"
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/pkg/render"
 )
 
@@ -61,6 +65,14 @@ func newStepHarness(limits Limits) *stepHarness {
 	owner := func(md string, uid types.UID) machines.MachineOwner {
 		return machines.MachineOwner{MachineDeployment: machinecontroller.Ref{Namespace: "team", Name: md}, UID: uid}
 	}
+	machineObjects := func(o owners) owners {
+		for key, owner := range o {
+			namespace, name, _ := strings.Cut(key, "/")
+			owner.Machine = &clusterv1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("uid-" + name)}}
+			o[key] = owner
+		}
+		return o
+	}
 	h := &stepHarness{client: fake.NewClientset(), recorder: record.NewFakeRecorder(10), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	secrets := h.client.CoreV1().Secrets(bootreports.Namespace)
 	h.reports = NewREST(secrets)
@@ -74,12 +86,12 @@ func newStepHarness(limits Limits) *stepHarness {
 			return machinecontroller.Ref{Namespace: "team", Name: md}, ok
 		},
 		MachineDeployments: machinecontrollertest.Lister{pool, other},
-		Machines: owners{
+		Machines: machineObjects(owners{
 			"team/pool-a":  owner("pool", pool.UID),
 			"team/pool-b":  owner("pool", pool.UID),
 			"team/other-a": owner("other", other.UID),
 			"team/stale":   owner("pool", "earlier-pool"),
-		},
+		}),
 		Known: func(ref machinecontroller.Ref) []string {
 			if ref.Name != "pool" {
 				return nil
@@ -295,5 +307,69 @@ func TestStepScrubsKnownCredentials(t *testing.T) {
 		t.Fatal("an invalid boot ID was accepted")
 	} else {
 		check("the error", err.Error())
+	}
+}
+
+// answers are the machines' MachineJoin answers, by machine name.
+type answers map[string]nodejoin.Record
+
+func (a answers) Of(_ context.Context, m *clusterv1alpha1.Machine) (nodejoin.Record, bool, error) {
+	rec, ok := a[m.Name]
+	return rec, ok, nil
+}
+
+// TestStepOnlyFromTheAnsweredBoot: once a machine was answered, the MD's
+// fetch token (in every machine's user-data) reports it only with the secret
+// of the answered boot, from any later boot of that node too; the secret
+// reaches neither the answer nor the report.
+func TestStepOnlyFromTheAnsweredBoot(t *testing.T) {
+	h := newStepHarness(Limits{})
+	const secret = "5ecret-of-the-answered-boot"
+	sum := sha256.Sum256([]byte(secret))
+	h.rest.cfg.Answers = answers{
+		"pool-a": {BootID: "b1", BootSecretHash: hex.EncodeToString(sum[:])},
+		"pool-b": {BootID: "old-profile"}, // answered to a profile that sent no secret
+	}
+	step := func(boot, secret string) osm.BootStepSpec {
+		return osm.BootStepSpec{Step: "packages", Phase: osm.StepPhaseStarted, BootID: boot, BootSecret: secret}
+	}
+	for name, spec := range map[string]osm.BootStepSpec{
+		"the answered boot's ID without its secret":  step("b1", ""),
+		"the answered boot's ID with another secret": step("b1", "guess"),
+		"another boot without the secret":            step("b2", ""),
+	} {
+		_, err := h.post("fetch:pool", "team", "pool-a", spec)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "to another boot: only that boot's node reports it") {
+			t.Errorf("%s: %v, want 403", name, err)
+		}
+	}
+	if list, _ := h.client.CoreV1().Secrets(bootreports.Namespace).List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
+		t.Fatalf("refused records wrote %d reports", len(list.Items))
+	}
+	for _, boot := range []string{"b1", "b2-after-a-reboot"} {
+		answer, err := h.post("fetch:pool", "team", "pool-a", step(boot, secret))
+		if err != nil {
+			t.Fatalf("the answered node's boot %s: %v", boot, err)
+		}
+		if answer.Spec.BootSecret != "" {
+			t.Errorf("the answer carries the boot secret: %+v", answer.Spec)
+		}
+	}
+	if _, err := h.post("fetch:pool", "team", "pool-b", step("any", "")); err != nil {
+		t.Errorf("a machine answered without a secret: %v", err)
+	}
+	if _, err := h.post("fetch:other", "team", "other-a", step("any", "")); err != nil {
+		t.Errorf("a machine not answered yet: %v", err)
+	}
+	list, err := h.client.CoreV1().Secrets(bootreports.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Items {
+		for key, value := range s.Data {
+			if strings.Contains(string(value), secret) {
+				t.Errorf("report %s keeps the boot secret in %s", s.Name, key)
+			}
+		}
 	}
 }

@@ -212,6 +212,12 @@ type BootStepSpec struct {
 	// BootID is the node's boot ID.
 	// +optional
 	BootID string `json:"bootID,omitempty"`
+	// BootSecret is the secret the boot sent with its MachineJoin
+	// (/run/osm/boot-secret): once a machine was answered, only records of
+	// the answered boot, which alone holds it, are taken. It is checked and
+	// dropped, never stored or answered.
+	// +optional
+	BootSecret string `json:"bootSecret,omitempty"`
 	// Profile is the OperatingSystemProfile (name and version) the node was
 	// provisioned from.
 	// +optional

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
@@ -84,12 +85,26 @@ func runBoot(t *testing.T, b boot) error {
 			return err
 		}
 	}
+	release, err := holdRegistration(ctx, b)
+	if err != nil {
+		report("%s: FAILED: %v", label, err)
+		return err
+	}
+	defer release()
 	vm, err := startVM(ctx, b)
 	if err != nil {
 		report("%s: FAILED: %v", label, err)
 		return err
 	}
 	defer vm.Stop()
+	// The join window's checks run while the VM provisions, beside the
+	// waits below; they release the Node's registration when done.
+	window := make(chan error, 1)
+	go func() {
+		err := checkJoinWindow(ctx, vm, b)
+		release()
+		window <- err
+	}()
 	fail := func(err error) error {
 		report("%s: FAILED: %v", label, err)
 		diagnose(vm, b)
@@ -100,7 +115,7 @@ func runBoot(t *testing.T, b boot) error {
 			return fail(err)
 		}
 	}
-	readyAfter, err := joinNode(ctx, vm, b)
+	readyAfter, err := joinNode(ctx, vm, b, window)
 	if err != nil {
 		return fail(err)
 	}
@@ -121,7 +136,9 @@ func runBoot(t *testing.T, b boot) error {
 	if err := checkReplayRefused(ctx, vm, b); err != nil {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}
-	report("%s: MachineJoin carried the boot secret (hash kept), user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
+	report("%s: before the Node registered: a MachineJoin of another boot refused as answered, the live join credential's CSR for a foreign name denied %s, its second CSR for its own name denied %s, the node's approved %s", label,
+		nodejoin.ReasonForeignNodeName, nodejoin.ReasonCertificateIssued, nodejoin.ReasonApproved)
+	report("%s: MachineJoin carried the boot secret (hash kept); after the join the user-data and join credentials are refused", label)
 	if b.servingCSR {
 		if err := checkKubeletServing(ctx, vm, b); err != nil {
 			return fail(err)

@@ -243,8 +243,12 @@ func nodeClientCSR(ctx context.Context, b boot) (certificatesv1.CertificateSigni
 			!approved(csr) || len(csr.Status.Certificate) == 0 {
 			continue
 		}
-		if cn, err := csrCommonName(csr); err != nil || cn != "system:node:"+b.node {
-			return certificatesv1.CertificateSigningRequest{}, fmt.Errorf("CSR %s of the join identity of %s: %q, %v", csr.Name, b.node, cn, err)
+		cn, err := csrCommonName(csr)
+		if err != nil {
+			return certificatesv1.CertificateSigningRequest{}, fmt.Errorf("CSR %s of the join identity of %s: %w", csr.Name, b.node, err)
+		}
+		if cn != "system:node:"+b.node {
+			return certificatesv1.CertificateSigningRequest{}, fmt.Errorf("CSR %s of the join identity of %s is for %q, want system:node:%s", csr.Name, b.node, cn, b.node)
 		}
 		return csr, nil
 	}

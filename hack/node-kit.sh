@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the node kit of the node boot test (docs/node-test.md "The kit") and prints its
-# directory: a Debian 12 VM image with its kernel and initrd, and an air-gapped mirror laid
+# directory: a Debian 12 VM image (Debian 13 with OSM_NODE_KIT_DEBIAN=13) with its kernel
+# and initrd, and an air-gapped mirror laid
 # out like the real download sites (kubelet and kubectl, CNI plugins, crictl, a signed
 # apt repository with a containerd.io package, and a signed Debian package mirror with
 # the packages the OSP installs that the image lacks), all built from the Go module proxy
@@ -209,7 +210,8 @@ mv "$KIT.tmp" "$KIT"
 # file systems go once unused for 3 hours, longer than any test keeps using one; the Go
 # parts stay for the next build.
 find "$NODE_CACHE" -mindepth 1 -maxdepth 1 -type d -name 'v[0-9]*-kube-*' ! -name "$KEY" -mmin +180 -exec rm -rf {} +
-find "$PARTS" -maxdepth 1 -name 'rootfs-*.tar' ! -name "${ROOTFS_PART##*/}" -mmin +180 -delete
-find "$PARTS" -mindepth 1 -maxdepth 1 -type d -name 'debs-*' ! -name "${DEBS_PART##*/}" -mmin +180 -exec rm -rf {} +
+# Only this Debian's: the other release's parts are its kits' (both are used by every run).
+find "$PARTS" -maxdepth 1 -name "rootfs-$SUITE-*.tar" ! -name "${ROOTFS_PART##*/}" -mmin +180 -delete
+find "$PARTS" -mindepth 1 -maxdepth 1 -type d -name "debs-$SUITE-*" ! -name "${DEBS_PART##*/}" -mmin +180 -exec rm -rf {} +
 log "done in $(($(date +%s) - start))s: $KIT"
 echo "$KIT"

@@ -44,9 +44,9 @@ var boots = []boot{
 		podCIDRs: "10.244.1.0/24", reboot: true, overlay: true, servingCSR: true, brokenMirror: true},
 	// Dual-stack shares the edge boot (a whole TCG boot less in CI): the edge
 	// join script's kubelet takes both families from the MD's ipFamily.
-	// It stays on Debian 12: Debian 13's kit builds, but its VM does not boot
-	// under this QEMU's TCG (docs/node-test.md, "Debian 13").
-	{name: "edge-dual-stack", image: "debian-12", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4+IPv6", ipv6: true,
+	// It boots Debian 13 (cloud-init 25: osm-bootstrap's branch for >= 24.1),
+	// ipv4 Debian 12 (22.4): both branches run, without a third boot.
+	{name: "edge-dual-stack", image: "debian-13", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4+IPv6", ipv6: true,
 		podCIDRs: "10.244.3.0/24,fd00:10:244:3::/64", edge: true, reboot: true},
 }
 

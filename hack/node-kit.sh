@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the node kit of the node boot test (docs/node-test.md "The kit") and prints its
-# directory: a Debian 12 VM image with its kernel and initrd, and an air-gapped mirror laid
+# directory: a Debian 12 VM image (Debian 13 with OSM_NODE_KIT_DEBIAN=13) with its kernel
+# and initrd, and an air-gapped mirror laid
 # out like the real download sites (kubelet and kubectl, CNI plugins, crictl, a signed
 # apt repository with a containerd.io package, and a signed Debian package mirror with
 # the packages the OSP installs that the image lacks), all built from the Go module proxy
@@ -28,7 +29,13 @@ CNI_VERSION=v1.9.1
 CRICTL_VERSION=v1.34.0 # the newest cri-tools the module proxy serves
 # sum.golang.org does not know cri-tools v1.34.0, so the module's hash is pinned here.
 CRICTL_MODULE_SUM="h1:KqL9EJ+WgHtz1HR1exezm91n+o8O2uMLs/eHzHJHAWw="
-SUITE=bookworm
+# The image's Debian: OSM_NODE_KIT_DEBIAN=12 (bookworm, the default) or 13 (trixie).
+case "${OSM_NODE_KIT_DEBIAN:-12}" in
+  12) SUITE=bookworm ;;
+  13) SUITE=trixie ;;
+  *) echo "[node-kit] error: OSM_NODE_KIT_DEBIAN=${OSM_NODE_KIT_DEBIAN}: want 12 or 13" >&2; exit 1 ;;
+esac
+DEBIAN_RELEASE="${OSM_NODE_KIT_DEBIAN:-12}"
 DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 DEBIAN_SECURITY_MIRROR="${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
 # Fixed guest-side addresses (docs/node-test.md): the harness forwards them with guestfwd.
@@ -86,6 +93,12 @@ cfg_hash=$(printf '%s\n' "$ENVIRONMENT" "$(rootfs_hash)" "$(cat "$ROOT/hack/node
   "$(sha256sum <"$OSP")" | sha256sum | cut -c1-8)
 KEY="v${KIT_FORMAT}-kube-${KUBE_VERSION}_containerd-${CONTAINERD_VERSION}_runc-${RUNC_VERSION}_cni-${CNI_VERSION}_crictl-${CRICTL_VERSION}_debian-${SUITE}_cfg-${cfg_hash}"
 KIT="$NODE_CACHE/$KEY"
+# --key: the key alone, so that the test can tell a kit it is given (OSM_NODE_KIT) is
+# the one these scripts and this OSP build.
+if [ "${1:-}" = --key ]; then
+  echo "$KEY"
+  exit 0
+fi
 
 # A kit's mtime says when it was last handed out: the build prunes kits unused for 3 hours.
 if [ -s "$KIT/kit.env" ]; then
@@ -183,6 +196,7 @@ CONTAINERD_VERSION=$CONTAINERD_VERSION
 CONTAINERD_DEB_VERSION=$CONTAINERD_DEB_VERSION
 RUNC_VERSION=$RUNC_VERSION
 DEBIAN_SUITE=$SUITE
+DEBIAN_RELEASE=$DEBIAN_RELEASE
 DEBIAN_MIRROR_PACKAGES="${MIRROR_PACKAGES[*]}"
 GUEST_ADDR=$GUEST_ADDR
 MIRROR_PORT=$MIRROR_PORT
@@ -196,7 +210,8 @@ mv "$KIT.tmp" "$KIT"
 # file systems go once unused for 3 hours, longer than any test keeps using one; the Go
 # parts stay for the next build.
 find "$NODE_CACHE" -mindepth 1 -maxdepth 1 -type d -name 'v[0-9]*-kube-*' ! -name "$KEY" -mmin +180 -exec rm -rf {} +
-find "$PARTS" -maxdepth 1 -name 'rootfs-*.tar' ! -name "${ROOTFS_PART##*/}" -mmin +180 -delete
-find "$PARTS" -mindepth 1 -maxdepth 1 -type d -name 'debs-*' ! -name "${DEBS_PART##*/}" -mmin +180 -exec rm -rf {} +
+# Only this Debian's: the other release's parts are its kits' (both are used by every run).
+find "$PARTS" -maxdepth 1 -name "rootfs-$SUITE-*.tar" ! -name "${ROOTFS_PART##*/}" -mmin +180 -delete
+find "$PARTS" -mindepth 1 -maxdepth 1 -type d -name "debs-$SUITE-*" ! -name "${DEBS_PART##*/}" -mmin +180 -exec rm -rf {} +
 log "done in $(($(date +%s) - start))s: $KIT"
 echo "$KIT"

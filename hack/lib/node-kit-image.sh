@@ -159,6 +159,16 @@ datasource_list: [ NoCloud, None ]
 locale: C.UTF-8
 ssh_genkeytypes: []
 EOF
+  if [ "$SUITE" = trixie ]; then
+    # cloud-init 25's fallback network configuration asks for DHCPv6 too, which QEMU's
+    # user networking does not serve: `ifup -a` then holds the boot for networking.service's
+    # 5 minutes (docs/node-test.md, "Debian 13"). A cloud's datasource would give the network
+    # configuration; here it is DHCPv4 on eth0, as the Debian 12 image gets it, and
+    # IPv6 from router advertisements (SLAAC) where the network sends them.
+    printf '# Written by osm-apiserver'"'"'s hack/node-kit.sh.\nnetwork: {config: disabled}\n' \
+      >"$r/etc/cloud/cloud.cfg.d/91-osm-node-kit-network.cfg"
+    printf 'auto eth0\niface eth0 inet dhcp\n' >"$r/etc/network/interfaces.d/50-osm-node-kit"
+  fi
   printf '%s\n' "$ENVIRONMENT" >"$r/etc/environment"
   # A root shell on the serial console, for a person debugging a VM.
   mkdir -p "$r/etc/systemd/system/serial-getty@ttyS0.service.d"

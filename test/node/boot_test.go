@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
 // boot is one VM the test boots as a node of its own MachineDeployment.
 type boot struct {
 	name     string // in the summary line
+	image    string // the kit's image: debian-12, debian-13
 	md       string
 	node     string // the Machine's name, which the node must register under
 	cloud    string
@@ -37,11 +40,13 @@ type boot struct {
 // broken mirror's two failures come before the ipv4 node joins (a retry
 // costs ~30 s, a boot of its own 6 minutes).
 var boots = []boot{
-	{name: "ipv4", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
+	{name: "ipv4", image: "debian-12", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
 		podCIDRs: "10.244.1.0/24", reboot: true, overlay: true, servingCSR: true, brokenMirror: true},
 	// Dual-stack shares the edge boot (a whole TCG boot less in CI): the edge
 	// join script's kubelet takes both families from the MD's ipFamily.
-	{name: "edge-dual-stack", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4+IPv6", ipv6: true,
+	// It boots Debian 13 (cloud-init 25: osm-bootstrap's branch for >= 24.1),
+	// ipv4 Debian 12 (22.4): both branches run, without a third boot.
+	{name: "edge-dual-stack", image: "debian-13", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4+IPv6", ipv6: true,
 		podCIDRs: "10.244.3.0/24,fd00:10:244:3::/64", edge: true, reboot: true},
 }
 
@@ -75,7 +80,7 @@ func TestBoots(t *testing.T) {
 func runBoot(t *testing.T, b boot) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
-	label := "node-test osp-ubuntu " + b.name
+	label := b.label()
 	var overlay *nodeOverlay
 	if b.overlay {
 		var err error
@@ -84,12 +89,26 @@ func runBoot(t *testing.T, b boot) error {
 			return err
 		}
 	}
+	release, err := holdRegistration(ctx, b)
+	if err != nil {
+		report("%s: FAILED: %v", label, err)
+		return err
+	}
+	defer release()
 	vm, err := startVM(ctx, b)
 	if err != nil {
 		report("%s: FAILED: %v", label, err)
 		return err
 	}
 	defer vm.Stop()
+	// The join window's checks run while the VM provisions, beside the
+	// waits below; they release the Node's registration when done.
+	window := make(chan error, 1)
+	go func() {
+		err := checkJoinWindow(ctx, vm, b)
+		release()
+		window <- err
+	}()
 	fail := func(err error) error {
 		report("%s: FAILED: %v", label, err)
 		diagnose(vm, b)
@@ -100,7 +119,7 @@ func runBoot(t *testing.T, b boot) error {
 			return fail(err)
 		}
 	}
-	readyAfter, err := joinNode(ctx, vm, b)
+	readyAfter, err := joinNode(ctx, vm, b, window)
 	if err != nil {
 		return fail(err)
 	}
@@ -118,10 +137,17 @@ func runBoot(t *testing.T, b boot) error {
 	if err := checkDebianMirror(ctx, vm, b); err != nil {
 		return fail(err)
 	}
+	fams, err := checkPodToPod(ctx, b)
+	if err != nil {
+		return fail(err)
+	}
+	report("%s: two pods on the node reach each other over %s (every pod IP of the peer)", label, fams)
 	if err := checkReplayRefused(ctx, vm, b); err != nil {
 		return fail(fmt.Errorf("after the join: %w", err))
 	}
-	report("%s: MachineJoin carried the boot secret (hash kept), user-data credential refused after join, no bootstrap token left, foreign CSR denied", label)
+	report("%s: before the Node registered: a MachineJoin of another boot refused as answered, the live join credential's CSR for a foreign name denied %s, its second CSR for its own name denied %s, the node's approved %s", label,
+		nodejoin.ReasonForeignNodeName, nodejoin.ReasonCertificateIssued, nodejoin.ReasonApproved)
+	report("%s: MachineJoin carried the boot secret (hash kept); after the join the user-data and join credentials are refused", label)
 	if b.servingCSR {
 		if err := checkKubeletServing(ctx, vm, b); err != nil {
 			return fail(err)
@@ -132,11 +158,17 @@ func runBoot(t *testing.T, b boot) error {
 		if err := checkOverlay(ctx, vm, b, overlay); err != nil {
 			return fail(err)
 		}
+		report("%s: overlay %s applied (CA trusted, drop-in in osm-setup.service's DropInPaths, unit loaded and active)", label, overlayName)
+	} else {
+		if err := checkNoOverlay(ctx, vm); err != nil {
+			return fail(err)
+		}
+		report("%s: overlay %s not applied, its MD unselected (no drop-in, unit not-found, no CA file)", label, overlayName)
 	}
 	if !b.reboot {
 		return nil
 	}
-	label += " reboot"
+	label = b.label("reboot")
 	readyAfter, err = rebootNode(ctx, vm, b)
 	if err != nil {
 		return fail(fmt.Errorf("after the reboot: %w", err))
@@ -144,7 +176,14 @@ func runBoot(t *testing.T, b boot) error {
 	if err := checkNotReportedAgain(ctx, b, bootReport); err != nil {
 		return fail(fmt.Errorf("after the reboot: %w", err))
 	}
-	report("%s: Ready after %d s, pod Running, not reported again", label, int(readyAfter.Seconds()))
+	overlayAgain := ""
+	if overlay != nil {
+		if err := checkOverlay(ctx, vm, b, overlay); err != nil {
+			return fail(fmt.Errorf("after the reboot: %w", err))
+		}
+		overlayAgain = ", overlay still applied"
+	}
+	report("%s: Ready after %d s, pod Running, not reported again%s", label, int(readyAfter.Seconds()), overlayAgain)
 	return nil
 }
 
@@ -169,10 +208,10 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := env.kit
-	mirror := env.servers.mirrorAddr
-	if b.brokenMirror {
-		mirror = env.servers.brokenMirrorAddr
+	k := env.kits[b.image]
+	mirror, err := env.servers.mirrorFor(b.name, filepath.Join(k.dir, "mirror"), b.brokenMirror)
+	if err != nil {
+		return nil, err
 	}
 	cfg := nodevm.Config{
 		Name:      b.node,
@@ -200,6 +239,12 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 	}
 	progress("%s: VM %s started (%s, %d MiB, %d CPUs, IPv6 %v); serial console: %s", b.name, b.node, cfg.Accel, cfg.MemoryMB, cfg.CPUs, b.ipv6, vm.SerialLog)
 	return vm, nil
+}
+
+// label begins b's summary lines: the profile, the boot, what happens
+// (reboot), the image.
+func (b boot) label(what ...string) string {
+	return strings.Join(append([]string{"node-test osp-ubuntu", b.name}, what...), " ") + " on " + b.image
 }
 
 func atoi(s string) int {

@@ -151,7 +151,7 @@ func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs[0].name, err)
 	}
-	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[0].name, fs[0].step, int(after.Seconds()))
+	report("node-test osp-ubuntu %s on %s: reported Failed at %s after %d s", fs[0].name, b.image, fs[0].step, int(after.Seconds()))
 
 	// The package is back; osm-setup retries from the failed step after 30 s.
 	env.servers.broken.fix()
@@ -172,7 +172,7 @@ func runBrokenMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 		return fmt.Errorf("%s: BootReport %s went from Failed at %s to Failed at %s without being Provisioning in between (osm-setup's retry)",
 			fs[1].name, b.node, fs[0].step, fs[1].step)
 	}
-	report("node-test osp-ubuntu %s: reported Failed at %s after %d s", fs[1].name, fs[1].step, int(after.Seconds()))
+	report("node-test osp-ubuntu %s on %s: reported Failed at %s after %d s", fs[1].name, b.image, fs[1].step, int(after.Seconds()))
 	env.servers.broken.fix()
 	progress("%s: the mirror is whole again; osm-setup retries in 30 s", b.name)
 	return nil
@@ -196,7 +196,12 @@ func checkRecovered(r *v1alpha1.BootReport) (string, error) {
 		if last == nil {
 			return "", fmt.Errorf("BootReport %s Succeeded but keeps no lastFailure of step %s (%s): %s", r.Name, f.step, f.name, describeReport(r))
 		}
-		kept = append(kept, f.step)
+		// The failure kept is the one the mirror caused, not any other.
+		if last.ExitCode == nil || *last.ExitCode == 0 || !strings.Contains(last.LogTail, f.logLine) {
+			return "", fmt.Errorf("BootReport %s: lastFailure of step %s (%s) has exit code %v and no %q in its log tail: %s",
+				r.Name, f.step, f.name, ptrString(last.ExitCode), f.logLine, describeReport(r))
+		}
+		kept = append(kept, fmt.Sprintf("%s (exit %d, %q)", f.step, *last.ExitCode, f.logLine))
 	}
 	for _, s := range r.Status.Steps {
 		want := int32(1)
@@ -286,4 +291,11 @@ func waitFailedReport(ctx context.Context, vm *nodevm.VM, b boot, f failure, see
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+func ptrString(p *int32) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprint(*p)
 }

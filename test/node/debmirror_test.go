@@ -16,10 +16,10 @@ import (
 // checkDebianMirror checks that the setup's `apt-get install` really
 // installed packages from the kit's Debian package mirror (docs/node-test.md
 // "The kit"): every package the mirror serves is installed on the node at the
-// mirror's version, none of them is in the image, and the mirror served each
-// one's .deb. It reports how many.
+// mirror's version, none of them is in the image, and this VM's mirror served
+// each one's .deb. It reports how many.
 func checkDebianMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
-	dir := env.kit.dir
+	dir := env.kits[b.image].dir
 	vars, err := testenv.ReadShellEnv(filepath.Join(dir, "kit.env"))
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func checkDebianMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 			installed[f[0]] = f[1]
 		}
 	}
-	mirrorLog, err := os.ReadFile(env.servers.mirrorLog)
+	mirrorLog, err := os.ReadFile(env.servers.mirrorLog(b.name)) // this VM's requests alone
 	if err != nil {
 		return err
 	}
@@ -72,8 +72,8 @@ func checkDebianMirror(ctx context.Context, vm *nodevm.VM, b boot) error {
 		sort.Strings(problems)
 		return fmt.Errorf("packages from the Debian mirror: %s", strings.Join(problems, "; "))
 	}
-	report("node-test osp-ubuntu %s: %d packages installed from the local Debian mirror (%s, and their dependencies), none of them in the image",
-		b.name, len(served), strings.Join(ospPackages, ", "))
+	report("%s: %d packages installed from the local Debian mirror (%s, and their dependencies), none of them in the image",
+		b.label(), len(served), strings.Join(ospPackages, ", "))
 	return nil
 }
 

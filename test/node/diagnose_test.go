@@ -60,6 +60,6 @@ func diagnose(vm *nodevm.VM, b boot) {
 		}
 		section("pod "+pod, strings.TrimSpace(pending+"\n"+strings.Join(s, "\n")))
 	}
-	section("mirror requests, last 15", testenv.TailFile(env.servers.mirrorLog, 15))
+	section("mirror requests, last 15", testenv.TailFile(env.servers.mirrorLog(b.name), 15))
 	section("registry requests, last 15", testenv.TailFile(env.servers.registryLog, 15))
 }

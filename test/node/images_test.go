@@ -29,14 +29,15 @@ const (
 	imageTag          = "v1"
 	pauseImage        = mirroredRegistry + "/" + imageRepo + "/pause:" + imageTag
 	cniInstallerImage = mirroredRegistry + "/" + imageRepo + "/cni-installer:" + imageTag
+	netcheckImage     = mirroredRegistry + "/" + imageRepo + "/netcheck:" + imageTag
 )
 
-// buildAndPushImages builds the pause and CNI installer images from
+// buildAndPushImages builds the pause, CNI installer and netcheck images from
 // test/node/images (static Go binaries on an empty base) and pushes them to
 // the registry at addr.
 func buildAndPushImages(ctx context.Context, repo, dir, addr string) error {
 	start := time.Now()
-	for _, cmd := range []string{"pause", "cni-installer"} {
+	for _, cmd := range []string{"pause", "cni-installer", "netcheck"} {
 		bin := filepath.Join(dir, cmd)
 		build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./test/node/images/"+cmd)
 		build.Dir = repo
@@ -56,7 +57,7 @@ func buildAndPushImages(ctx context.Context, repo, dir, addr string) error {
 			return fmt.Errorf("failed to push image %s: %w", ref, err)
 		}
 	}
-	progress("images %s and %s built and pushed in %s", pauseImage, cniInstallerImage, time.Since(start).Round(time.Second))
+	progress("images %s, %s and %s built and pushed in %s", pauseImage, cniInstallerImage, netcheckImage, time.Since(start).Round(time.Second))
 	return nil
 }
 

@@ -18,7 +18,9 @@ import (
 
 // joinNode waits until the VM is a Ready node of the boot's MD running the
 // pause pod, and returns how long that took from the VM's start.
-func joinNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, error) {
+// window is the result of checkJoinWindow, which holds the registration
+// back until it is done.
+func joinNode(ctx context.Context, vm *nodevm.VM, b boot, window <-chan error) (time.Duration, error) {
 	if err := waitAgent(ctx, vm, b); err != nil {
 		return 0, err
 	}
@@ -28,6 +30,14 @@ func joinNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, error)
 		}
 	}
 	units := func() string { return guestUnits(ctx, vm) }
+	select {
+	case err := <-window:
+		if err != nil {
+			return 0, fmt.Errorf("while %s provisioned: %w", b.node, err)
+		}
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 	err := waitFor(ctx, "Node "+b.node+" to register", registerTimeout, func() (string, error) {
 		if done, err := vm.Exited(); done {
 			return "", err

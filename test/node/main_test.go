@@ -31,8 +31,9 @@ import (
 // env is what every boot uses; TestMain sets it up once.
 var env struct {
 	repo    string
-	dir     string // the cluster's state dir, VM dirs below it
-	kit     *kit
+	dir     string          // the cluster's state dir, VM dirs below it
+	kit     *kit            // debian-12's: the guest addresses and versions every kit shares
+	kits    map[string]*kit // by image
 	accel   string
 	servers *servers
 	// kubePort is kube-apiserver's port on 127.0.0.1, forwarded to the guests.
@@ -75,7 +76,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "node-test: set-up failed after %s: %v\n", time.Since(start).Round(time.Second), err)
 		dumpClusterLogs()
 		for _, b := range boots {
-			report("node-test osp-ubuntu %s: FAILED: set-up: %v", b.name, err)
+			report("%s: FAILED: set-up: %v", b.label(), err)
 		}
 		tearDown()
 		return 1
@@ -98,21 +99,36 @@ func setUp(ctx context.Context) error {
 		return err
 	}
 	env.repo = repo
-	if env.kit, err = loadKit(ctx, env.repo); err != nil {
-		return err
+	env.kits = map[string]*kit{}
+	for _, b := range append([]boot{{image: "debian-12"}}, boots...) {
+		if env.kits[b.image] != nil {
+			continue
+		}
+		if env.kits[b.image], err = loadKit(ctx, env.repo, b.image); err != nil {
+			return err
+		}
+	}
+	env.kit = env.kits["debian-12"]
+	for image, k := range env.kits {
+		if k.kubeVersion != env.kit.kubeVersion || k.guestAddr != env.kit.guestAddr || k.ports != env.kit.ports {
+			return fmt.Errorf("the %s kit %s and the debian-12 kit %s differ in versions or guest addresses", image, k.dir, env.kit.dir)
+		}
 	}
 	accel, reason, err := nodevm.DetectAccel(os.Getenv("OSM_NODE_TEST_ACCEL"))
 	if err != nil {
 		return err
 	}
 	env.accel = string(accel)
-	progress("kit %s; VMs run with %s (%s)", env.kit.dir, accel, reason)
+	for image, k := range env.kits {
+		progress("%s kit %s", image, k.dir)
+	}
+	progress("VMs run with %s (%s)", accel, reason)
 	if env.dir, err = os.MkdirTemp("", "osm-node-"); err != nil {
 		return err
 	}
 	// The servers come first: their ports are forwarded, and the cluster's
 	// osm-apiserver is told the registry mirror.
-	if env.servers, err = startServers(env.kit, filepath.Join(env.dir, "servers")); err != nil {
+	if env.servers, err = startServers(filepath.Join(env.dir, "servers")); err != nil {
 		return err
 	}
 	if err := buildAndPushImages(ctx, env.repo, filepath.Join(env.dir, "images"), env.servers.registryAddr); err != nil {

@@ -77,8 +77,50 @@ func applyOverlay(ctx context.Context, b boot) (*nodeOverlay, error) {
 	return &nodeOverlay{leaf: leafPEM}, nil
 }
 
+// overlayDropIn is where the overlay's drop-in must be among osm-setup's.
+const overlayDropIn = "/osm-setup.service.d/10-node-test-ca.conf"
+
+// overlayOnNode is what the node shows of the overlay.
+type overlayOnNode struct {
+	dropIn     bool   // in osm-setup.service's DropInPaths
+	unitLoad   string // the unit's LoadState: "loaded", or "not-found"
+	unitActive string
+	caFile     bool
+}
+
+func readOverlayOnNode(ctx context.Context, vm *nodevm.VM) (overlayOnNode, error) {
+	out, err := vm.Agent.Run(ctx, "systemctl show -p DropInPaths osm-setup.service && systemctl show -p LoadState -p ActiveState "+overlayUnit+
+		" && if [ -e /usr/local/share/ca-certificates/node-test-ca.crt ]; then echo CAFile=yes; else echo CAFile=no; fi")
+	if err != nil {
+		return overlayOnNode{}, err
+	}
+	var o overlayOnNode
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		switch k {
+		case "DropInPaths":
+			for _, p := range strings.Fields(v) {
+				o.dropIn = o.dropIn || strings.HasSuffix(p, overlayDropIn)
+			}
+		case "LoadState":
+			o.unitLoad = v
+		case "ActiveState":
+			o.unitActive = v
+		case "CAFile":
+			o.caFile = v == "yes"
+		}
+	}
+	if o.unitLoad == "" {
+		return o, fmt.Errorf("systemctl show printed no LoadState: %q", out)
+	}
+	return o, nil
+}
+
 // checkOverlay checks on the node that it trusts the CA (a leaf the CA
-// signed verifies against the system's bundle) and runs the unit.
+// signed verifies against the system's bundle), that systemd loaded the
+// drop-in for osm-setup.service, and that the unit is loaded and active (a
+// missing unit has LoadState not-found; its ActiveState alone would say
+// inactive for both).
 func checkOverlay(ctx context.Context, vm *nodevm.VM, b boot, o *nodeOverlay) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -89,14 +131,31 @@ func checkOverlay(ctx context.Context, vm *nodevm.VM, b boot, o *nodeOverlay) er
 	if r.ExitCode != 0 {
 		return fmt.Errorf("overlay %s: the node does not trust its CA: %s%s", overlayName, r.Stdout, r.Stderr)
 	}
-	r, err = vm.Agent.Exec(ctx, "systemctl is-active "+overlayUnit, nil)
+	on, err := readOverlayOnNode(ctx, vm)
 	if err != nil {
 		return fmt.Errorf("overlay %s: %w", overlayName, err)
 	}
-	if state := strings.TrimSpace(r.Stdout); state != "active" {
-		return fmt.Errorf("overlay %s: unit %s is %q, want active", overlayName, overlayUnit, state)
+	if !on.dropIn {
+		return fmt.Errorf("overlay %s: osm-setup.service's DropInPaths lack …%s", overlayName, overlayDropIn)
 	}
-	report("node-test osp-ubuntu %s: overlay %s applied (CA trusted, unit active)", b.name, overlayName)
+	if on.unitLoad != "loaded" || on.unitActive != "active" {
+		return fmt.Errorf("overlay %s: unit %s is %s and %s, want loaded and active", overlayName, overlayUnit, on.unitLoad, on.unitActive)
+	}
+	return nil
+}
+
+// checkNoOverlay checks that the node of an MD the overlay does not select
+// has nothing of it, by the same reads that find it where it is applied.
+func checkNoOverlay(ctx context.Context, vm *nodevm.VM) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	on, err := readOverlayOnNode(ctx, vm)
+	if err != nil {
+		return fmt.Errorf("overlay %s on a node it does not select: %w", overlayName, err)
+	}
+	if on.dropIn || on.unitLoad != "not-found" || on.caFile {
+		return fmt.Errorf("overlay %s on a node it does not select: drop-in %v, unit %s, CA file %v", overlayName, on.dropIn, on.unitLoad, on.caFile)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 
@@ -108,4 +109,76 @@ func families(addrs []string) string {
 		return "IPv4"
 	}
 	return "none"
+}
+
+// netcheckPort is where the peer pod answers.
+const netcheckPort = "8080"
+
+// checkPodToPod runs two more pods on b's node, on the pod network: a peer
+// answering TCP connections with its name, and a client dialling each of
+// the peer's pod IPs once, which writes the answers to its termination
+// message (readable from the pod's status, without logs or exec, which only
+// the serving-check boot has) and exits 0 only if every one answered. It
+// returns the families that answered.
+func checkPodToPod(ctx context.Context, b boot) (string, error) {
+	peer := basePod("peer-"+b.name, b.node, netcheckImage)
+	peer.Spec.Containers[0].Args = []string{"serve", netcheckPort}
+	if err := createPods(ctx, peer); err != nil {
+		return "", err
+	}
+	var p *corev1.Pod
+	err := waitFor(ctx, "pod "+peer.Name+" Running", podTimeout, func() (pending string, err error) {
+		pending, p, err = podRunning(ctx, peer.Name, metav1.Time{})
+		return pending, err
+	})
+	if err != nil {
+		return "", err
+	}
+	var addrs, ips []string
+	for _, ip := range p.Status.PodIPs {
+		ips = append(ips, ip.IP)
+		addrs = append(addrs, net.JoinHostPort(ip.IP, netcheckPort))
+	}
+	if f := families(ips); f != b.ipFamily {
+		return "", fmt.Errorf("pod %s has IPs %v (%s), want %s", peer.Name, ips, f, b.ipFamily)
+	}
+	client := basePod("dial-"+b.name, b.node, netcheckImage)
+	client.Spec.RestartPolicy = corev1.RestartPolicyNever
+	client.Spec.Containers[0].Args = append([]string{"dial"}, addrs...)
+	if err := createPods(ctx, client); err != nil {
+		return "", err
+	}
+	var c *corev1.Pod
+	err = waitFor(ctx, "pod "+client.Name+" to finish", podTimeout, func() (string, error) {
+		var err error
+		if c, err = env.kube.CoreV1().Pods(testNamespace).Get(ctx, client.Name, metav1.GetOptions{}); err != nil {
+			return err.Error(), nil
+		}
+		if c.Status.Phase == corev1.PodSucceeded || c.Status.Phase == corev1.PodFailed {
+			return "", nil
+		}
+		return fmt.Sprintf("pod %s %s%s", client.Name, c.Status.Phase, containerWaiting(c)), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	var message string
+	for _, s := range c.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil {
+			message = t.Message
+		}
+	}
+	if c.Spec.HostNetwork || p.Spec.HostNetwork || len(c.Status.PodIPs) == 0 {
+		return "", fmt.Errorf("pods %s and %s are not both on the pod network", peer.Name, client.Name)
+	}
+	for _, a := range addrs {
+		if !strings.Contains(message, a+" "+peer.Name+"\n") {
+			return "", fmt.Errorf("pod %s (%s) did not reach %s of pod %s on node %s: %q", client.Name, c.Status.Phase, a, peer.Name, b.node, message)
+		}
+	}
+	if c.Status.Phase != corev1.PodSucceeded {
+		return "", fmt.Errorf("pod %s %s: %q", client.Name, c.Status.Phase, message)
+	}
+	progress("%s: pod %s %v reached pod %s %v", b.name, client.Name, c.Status.PodIPs, peer.Name, ips)
+	return b.ipFamily, nil
 }

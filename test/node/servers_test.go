@@ -17,50 +17,68 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 )
 
-// servers are the two plain-HTTP servers the VMs reach through guestfwd: the
-// mirror of download sites over $KIT/mirror, and a container registry.
-// Both listen on 127.0.0.1 only and log every request for the diagnostics.
+// servers are the plain-HTTP servers the VMs reach through guestfwd: a
+// mirror of download sites over $KIT/mirror for each VM, each with a log of
+// its own, so that what a VM downloaded is attributable to it; and a
+// container registry. All listen on 127.0.0.1 only and log every request.
 type servers struct {
-	mirrorAddr, registryAddr string
-	// brokenMirrorAddr serves the mirror without the containerd.io package,
-	// then with a corrupted kubelet, then whole, for the boot with brokenMirror.
-	brokenMirrorAddr       string
-	broken                 *brokenMirror
-	mirrorLog, registryLog string
-	closers                []func()
+	registryAddr string
+	// broken serves the mirror without the containerd.io package, then with a
+	// corrupted kubelet, then whole, for the boot with brokenMirror.
+	broken      *brokenMirror
+	dir         string
+	registryLog string
+
+	mu         sync.Mutex
+	mirrorLogs map[string]string // boot name: its mirror's log
+	closers    []func()
 }
 
-func startServers(k *kit, dir string) (*servers, error) {
+func startServers(dir string) (*servers, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &servers{mirrorLog: filepath.Join(dir, "mirror.log"), registryLog: filepath.Join(dir, "registry.log")}
-	mirrorLog, err := os.Create(s.mirrorLog)
-	if err != nil {
-		return nil, err
-	}
+	s := &servers{dir: dir, registryLog: filepath.Join(dir, "registry.log"), mirrorLogs: map[string]string{}, broken: &brokenMirror{}}
 	registryLog, err := os.Create(s.registryLog)
 	if err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = mirrorLog.Close(); _ = registryLog.Close() })
-	mirror := logRequests(log.New(mirrorLog, "", log.LstdFlags), http.FileServer(http.Dir(filepath.Join(k.dir, "mirror"))))
-	if s.mirrorAddr, err = s.serve(mirror); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.broken = newBrokenMirror(mirror)
-	broken := logRequests(log.New(mirrorLog, "broken mirror: ", log.LstdFlags), s.broken)
-	if s.brokenMirrorAddr, err = s.serve(broken); err != nil {
-		s.close()
-		return nil, err
-	}
+	s.closers = append(s.closers, func() { _ = registryLog.Close() })
 	reg := registry.New(registry.Logger(log.New(registryLog, "", log.LstdFlags)))
 	if s.registryAddr, err = s.serve(reg); err != nil {
 		s.close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// mirrorFor starts the mirror of boot name's VM alone, over the kit's
+// mirror directory (the broken one if broken; one boot only), and returns
+// its address; its requests go to mirrorLog(name).
+func (s *servers) mirrorFor(name, mirrorDir string, broken bool) (string, error) {
+	path := filepath.Join(s.dir, "mirror-"+name+".log")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	h := http.FileServer(http.Dir(mirrorDir))
+	if broken {
+		s.broken.mirror = h // before it serves anything
+		h = s.broken
+	}
+	addr, err := s.serve(logRequests(log.New(f, "", log.LstdFlags), h))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closers = append(s.closers, func() { _ = f.Close() })
+	s.mirrorLogs[name] = path
+	return addr, err
+}
+
+// mirrorLog is the log of boot name's mirror ("" before mirrorFor).
+func (s *servers) mirrorLog(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mirrorLogs[name]
 }
 
 // serve serves h on a free 127.0.0.1 port and returns the address.
@@ -75,6 +93,8 @@ func (s *servers) serve(h http.Handler) (string, error) {
 			fmt.Fprintf(os.Stderr, "node-test: server on %s: %v\n", l.Addr(), err)
 		}
 	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closers = append(s.closers, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -84,10 +104,13 @@ func (s *servers) serve(h http.Handler) (string, error) {
 }
 
 func (s *servers) close() {
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
-	}
+	s.mu.Lock()
+	closers := s.closers
 	s.closers = nil
+	s.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
 }
 
 func (s *servers) port(addr string) int {
@@ -150,10 +173,6 @@ type brokenMirror struct {
 	// debRefused is the first 404 of the package, kubeletServed the first
 	// corrupted kubelet.
 	debRefused, kubeletServed servedAt
-}
-
-func newBrokenMirror(mirror http.Handler) *brokenMirror {
-	return &brokenMirror{mirror: mirror}
 }
 
 // fix ends the current phase: the package is there again, then the kubelet.

@@ -75,6 +75,11 @@ func bootReportPending(r *v1alpha1.BootReport) string {
 	if r.Status.State != v1alpha1.BootStateSucceeded {
 		return fmt.Sprintf("state %q at step %q: %s", r.Status.State, r.Status.Step, r.Status.Message)
 	}
+	// Completed by the node's own records, each of which osm-apiserver took
+	// only with the answered boot's secret, not inferred from its Node.
+	if r.Status.Reason != "" {
+		return fmt.Sprintf("Succeeded by %s, not by the node's final record: %s", r.Status.Reason, r.Status.Message)
+	}
 	byName := map[string]v1alpha1.BootReportStep{}
 	for _, s := range r.Status.Steps {
 		byName[s.Name] = s

@@ -417,6 +417,9 @@ func (p *joinProcess) start(t *testing.T) {
 	fmt.Fprintf(log, "%s %s\n", startMark, time.Now().Format(time.RFC3339Nano))
 	p.cmd = exec.Command(bin, "serve",
 		"--bind-address=127.0.0.1", "--secure-port="+p.port, "--cert-dir="+filepath.Join(p.dir, "certs"),
+		// Its own certificate in memory: self-managed, it would take over the
+		// harness's serving-certificate Secret and APIService caBundle.
+		"--serving-cert-mode=self-signed",
 		"--kubeconfig="+env.kubeconfig, "--authentication-kubeconfig="+env.kubeconfig, "--authorization-kubeconfig="+env.kubeconfig,
 		"--disable-default-osps", "--syncer-workers=8",
 		"--leader-elect-resource-name="+syncerLease, "--leader-elect-lease-duration=4s",

@@ -128,6 +128,10 @@ func TestSyncerWritesOnlyItsBootstrapTokensInKubeSystem(t *testing.T) {
 		}
 	}
 	const servingCert = "osm-apiserver-serving-cert"
+	// A self-managed replica of another test may have made it.
+	if err := admin.Delete(ctx, servingCert, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
 	cleanup(servingCert)
 	_, err = secrets.Create(ctx, tls("e2e-other-tls", ours), metav1.CreateOptions{})
 	denied("create another TLS secret", err)

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -31,7 +30,6 @@ import (
 	osmv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/machinecontroller"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
-	"github.com/osm-apiserver/osm-apiserver/pkg/tokens"
 )
 
 const (
@@ -525,38 +523,8 @@ func (p *joinProcess) loggedSinceStart(s string) bool {
 	return bytes.Contains(data, []byte(s))
 }
 
-// post posts a MachineJoin as the fetch credential of MD ref, as
-// kube-apiserver passes it on (joinReplica.join), without failing the test:
-// it runs in the machines' goroutines.
+// post posts a MachineJoin as the fetch credential of MD ref (postJoin),
+// without failing the test: it runs in the machines' goroutines.
 func (p *joinProcess) post(ref machinecontroller.Ref, ns string, spec osmv1alpha1.MachineJoinSpec) (*osmv1alpha1.MachineJoin, error) {
-	body, err := json.Marshal(&osmv1alpha1.MachineJoin{
-		TypeMeta: metav1.TypeMeta{APIVersion: osmv1alpha1.SchemeGroupVersion.String(), Kind: "MachineJoin"},
-		Spec:     spec,
-	})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequest(http.MethodPost, p.addr+"/apis/osm.k8c.io/v1alpha1/namespaces/"+ns+"/machinejoins", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Remote-User", "system:serviceaccount:"+tokens.FetchNamespace+":"+tokens.FetchAccessName(ref))
-	for _, g := range []string{"system:serviceaccounts", "system:serviceaccounts:" + tokens.FetchNamespace, "system:authenticated"} {
-		req.Header.Add("X-Remote-Group", g)
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusCreated {
-		var status metav1.Status
-		if err := json.NewDecoder(resp.Body).Decode(&status); err != nil || status.Code == 0 {
-			return nil, fmt.Errorf("replica %s answered %s", p.id, resp.Status)
-		}
-		return nil, &apierrors.StatusError{ErrStatus: status}
-	}
-	var answer osmv1alpha1.MachineJoin
-	return &answer, json.NewDecoder(resp.Body).Decode(&answer)
+	return postJoin(p.client, p.addr, p.id, ref, ns, spec)
 }

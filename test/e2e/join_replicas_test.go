@@ -55,8 +55,7 @@ func startJoinReplica(t *testing.T, id string, window time.Duration) *joinReplic
 }
 
 // join posts a MachineJoin for machine as the fetch credential of MD ref,
-// as kube-apiserver passes it on: authenticated by the front proxy's client
-// certificate, the user in its headers.
+// as kube-apiserver passes it on (postJoin).
 func (r *joinReplica) join(t *testing.T, ref machinecontroller.Ref, ns, machine, boot string) (*osmv1alpha1.MachineJoin, error) {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(filepath.Join(env.pki, "front-proxy-client.crt"), filepath.Join(env.pki, "front-proxy-client.key"))
@@ -66,19 +65,27 @@ func (r *joinReplica) join(t *testing.T, ref machinecontroller.Ref, ns, machine,
 	// The replica's serving certificate is self-signed for this test only.
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
 		Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true}}} //nolint:gosec // the test's own in-process server
-	body, err := json.Marshal(&osmv1alpha1.MachineJoin{
-		TypeMeta: metav1.TypeMeta{APIVersion: osmv1alpha1.SchemeGroupVersion.String(), Kind: "MachineJoin"},
-		Spec:     osmv1alpha1.MachineJoinSpec{MachineName: machine, BootID: boot},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if ns == "" {
 		ns = testNamespace
 	}
-	req, err := http.NewRequest(http.MethodPost, r.addr+"/apis/osm.k8c.io/v1alpha1/namespaces/"+ns+"/machinejoins", bytes.NewReader(body))
+	return postJoin(client, r.addr, r.id, ref, ns, osmv1alpha1.MachineJoinSpec{MachineName: machine, BootID: boot})
+}
+
+// postJoin posts a MachineJoin to the replica id at addr as the fetch
+// credential of MD ref, as kube-apiserver passes it on: client authenticates
+// with the front proxy's certificate, the user is in its headers. It fails
+// no test: machines' goroutines call it.
+func postJoin(client *http.Client, addr, id string, ref machinecontroller.Ref, ns string, spec osmv1alpha1.MachineJoinSpec) (*osmv1alpha1.MachineJoin, error) {
+	body, err := json.Marshal(&osmv1alpha1.MachineJoin{
+		TypeMeta: metav1.TypeMeta{APIVersion: osmv1alpha1.SchemeGroupVersion.String(), Kind: "MachineJoin"},
+		Spec:     spec,
+	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, addr+"/apis/osm.k8c.io/v1alpha1/namespaces/"+ns+"/machinejoins", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Remote-User", "system:serviceaccount:"+tokens.FetchNamespace+":"+tokens.FetchAccessName(ref))
@@ -93,7 +100,7 @@ func (r *joinReplica) join(t *testing.T, ref machinecontroller.Ref, ns, machine,
 	if resp.StatusCode != http.StatusCreated {
 		var status metav1.Status
 		if err := json.NewDecoder(resp.Body).Decode(&status); err != nil || status.Code == 0 {
-			return nil, fmt.Errorf("replica %s answered %s", r.id, resp.Status)
+			return nil, fmt.Errorf("replica %s answered %s", id, resp.Status)
 		}
 		return nil, &apierrors.StatusError{ErrStatus: status}
 	}

@@ -2,12 +2,14 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/osm-apiserver/osm-apiserver/pkg/apis/osm/v1alpha1"
 	"github.com/osm-apiserver/osm-apiserver/pkg/nodejoin"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
@@ -29,6 +31,10 @@ type boot struct {
 	// serves a corrupted kubelet, then is fixed: the machine must report each
 	// failed step, then retry and join with the same VM (bootreport_test.go).
 	brokenMirror bool
+	// restartOSM: once the broken mirror is whole again, stop osm-apiserver
+	// for a minute while the node's last steps run, then start it again;
+	// the report must lose no record (osmrestart_test.go). Needs brokenMirror.
+	restartOSM bool
 	// servingCSR: approve the kubelet's serving CSR as an approver would,
 	// then kubectl logs and exec (kubelet_serving_test.go). One boot is
 	// enough: the others' serving CSRs stay pending, as in a cluster without
@@ -41,7 +47,7 @@ type boot struct {
 // costs ~30 s, a boot of its own 6 minutes).
 var boots = []boot{
 	{name: "ipv4", image: "debian-12", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
-		podCIDRs: "10.244.1.0/24", reboot: true, overlay: true, servingCSR: true, brokenMirror: true},
+		podCIDRs: "10.244.1.0/24", reboot: true, overlay: true, servingCSR: true, brokenMirror: true, restartOSM: true},
 	// Dual-stack shares the edge boot (a whole TCG boot less in CI): the edge
 	// join script's kubelet takes both families from the MD's ipFamily.
 	// It boots Debian 13 (cloud-init 25: osm-bootstrap's branch for >= 24.1),
@@ -119,11 +125,25 @@ func runBoot(t *testing.T, b boot) error {
 			return fail(err)
 		}
 	}
+	var down *outage
+	if b.restartOSM {
+		if !b.brokenMirror {
+			return fail(errors.New("restartOSM needs brokenMirror: the outage starts at its last fix"))
+		}
+		if down, err = restartOSM(ctx, vm, b); err != nil {
+			return fail(err)
+		}
+	}
 	readyAfter, err := joinNode(ctx, vm, b, window)
 	if err != nil {
 		return fail(err)
 	}
-	steps, bootReport, err := checkBootReport(ctx, vm, b)
+	var steps string
+	var bootReport *v1alpha1.BootReport
+	err = whileServing(func() (err error) {
+		steps, bootReport, err = checkBootReport(ctx, vm, b)
+		return err
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -134,6 +154,11 @@ func runBoot(t *testing.T, b boot) error {
 		}
 	}
 	report("%s: Ready after %d s%s, pod Running; reported steps: %s", label, int(readyAfter.Seconds()), retried, steps)
+	if down != nil {
+		if err := checkSpoolSent(ctx, vm, b, down); err != nil {
+			return fail(err)
+		}
+	}
 	if err := checkDebianMirror(ctx, vm, b); err != nil {
 		return fail(err)
 	}
@@ -173,7 +198,7 @@ func runBoot(t *testing.T, b boot) error {
 	if err != nil {
 		return fail(fmt.Errorf("after the reboot: %w", err))
 	}
-	if err := checkNotReportedAgain(ctx, b, bootReport); err != nil {
+	if err := whileServing(func() error { return checkNotReportedAgain(ctx, b, bootReport) }); err != nil {
 		return fail(fmt.Errorf("after the reboot: %w", err))
 	}
 	overlayAgain := ""

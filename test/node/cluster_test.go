@@ -54,6 +54,7 @@ func startCluster(ctx context.Context) error {
 		"OSM_CONTROLLER_MANAGER=1",
 		"OSM_KUBE_APISERVER_ARGS=" + egressFlag,
 	}
+	env.harness = harness
 	if err := testenv.Command(ctx, env.repo, harness, "hack/local-cluster.sh", "up"); err != nil {
 		return err
 	}
@@ -109,8 +110,11 @@ func dumpClusterLogs() {
 	if env.dir == "" {
 		return
 	}
-	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "osm-apiserver"} {
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "osm-apiserver-stopped", "osm-apiserver"} {
 		path := filepath.Join(env.dir, "run", name+".log")
+		if _, err := os.Stat(path); err != nil && name == "osm-apiserver-stopped" {
+			continue // osm-apiserver was not restarted
+		}
 		fmt.Fprintf(os.Stderr, "----- last lines of %s -----\n%s\n", path, testenv.TailFile(path, 40))
 	}
 }

@@ -136,8 +136,11 @@ func checkJoinWindow(ctx context.Context, vm *nodevm.VM, b boot) error {
 		return err
 	}
 	otherBoot := randomHex(16)
-	_, err = asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
-		Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: otherBoot, BootSecret: randomHex(16)}}, metav1.CreateOptions{})
+	err = whileServing(func() error {
+		_, err := asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
+			Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: otherBoot, BootSecret: randomHex(16)}}, metav1.CreateOptions{})
+		return err
+	})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "for another boot; it is answered once") {
 		return fmt.Errorf("a MachineJoin of %s from another boot while it provisions: want 403 \"answered … for another boot\": %w", b.node, errOrAnswered(err))
 	}
@@ -268,10 +271,13 @@ func csrCommonName(csr certificatesv1.CertificateSigningRequest) (string, error)
 }
 
 // decidedCSR creates, with client, a kubelet client CSR for subject and
-// waits until it is decided. Creating it must succeed: a refusal to
-// authenticate or authorize is not the approver's decision.
-func decidedCSR(ctx context.Context, client kubernetes.Interface, b boot, subject string) (*certificatesv1.CertificateSigningRequest, error) {
-	csr, err := clientCSR(ctx, client, subject)
+// waits until it is decided (osm-apiserver decides: not while it is
+// stopped). Creating it must succeed: a refusal to authenticate or
+// authorize is not the approver's decision.
+func decidedCSR(ctx context.Context, client kubernetes.Interface, b boot, subject string) (csr *certificatesv1.CertificateSigningRequest, err error) {
+	osmServing.RLock()
+	defer osmServing.RUnlock()
+	csr, err = clientCSR(ctx, client, subject)
 	if err != nil {
 		return nil, fmt.Errorf("creating it: %w", err)
 	}

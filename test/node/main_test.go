@@ -38,10 +38,13 @@ var env struct {
 	servers *servers
 	// kubePort is kube-apiserver's port on 127.0.0.1, forwarded to the guests.
 	kubePort string
-	config   *rest.Config
-	kube     kubernetes.Interface
-	osm      osmclient.Interface
-	dynamic  dynamic.Interface
+	// harness is hack/local-cluster.sh's environment, to start osm-apiserver
+	// again as it was started (osmrestart_test.go).
+	harness []string
+	config  *rest.Config
+	kube    kubernetes.Interface
+	osm     osmclient.Interface
+	dynamic dynamic.Interface
 }
 
 // summary collects one line per boot, printed last.

@@ -52,17 +52,23 @@ func checkReplayRefused(ctx context.Context, vm *nodevm.VM, b boot) error {
 	if err != nil {
 		return err
 	}
-	// The exchange again, as the VM made it: its machine, its boot.
-	_, err = asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
-		Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: boot.Status.NodeInfo.BootID}}, metav1.CreateOptions{})
-	if !apierrors.IsForbidden(err) {
-		return fmt.Errorf("the user-data credential replayed the MachineJoin of %s after the join, want 403: %w", b.node, errOrAnswered(err))
-	}
-	progress("%s: the user-data credential's MachineJoin after the join: %v", b.name, err)
-	_, err = asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
-		Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: randomHex(16), BootSecret: randomHex(16)}}, metav1.CreateOptions{})
-	if !apierrors.IsForbidden(err) {
-		return fmt.Errorf("the user-data credential got a MachineJoin of %s for another boot after the join, want 403: %w", b.node, errOrAnswered(err))
+	err = whileServing(func() error {
+		// The exchange again, as the VM made it: its machine, its boot.
+		_, err := asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
+			Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: boot.Status.NodeInfo.BootID}}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("the user-data credential replayed the MachineJoin of %s after the join, want 403: %w", b.node, errOrAnswered(err))
+		}
+		progress("%s: the user-data credential's MachineJoin after the join: %v", b.name, err)
+		_, err = asToken(fetch).osm.OsmV1alpha1().MachineJoins(testNamespace).Create(ctx, &osmv1alpha1.MachineJoin{
+			Spec: osmv1alpha1.MachineJoinSpec{MachineName: b.node, BootID: randomHex(16), BootSecret: randomHex(16)}}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("the user-data credential got a MachineJoin of %s for another boot after the join, want 403: %w", b.node, errOrAnswered(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := checkBootSecret(ctx, vm, b); err != nil {
 		return err

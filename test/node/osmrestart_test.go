@@ -106,8 +106,8 @@ func restartOSM(ctx context.Context, vm *nodevm.VM, b boot) (*outage, error) {
 		if rerr == nil {
 			err = fmt.Errorf("BootReport %s was read with osm-apiserver stopped", b.node)
 		} else {
-			progress("%s: osm-apiserver (pid %d) stopped %d s after the mirror was fixed; the aggregated API answers: %v",
-				b.name, pid, int(time.Since(start).Seconds()), rerr)
+			progress("%s: osm-apiserver (pid %d) stopped in %d s, for %d s; the aggregated API answers: %v",
+				b.name, pid, int(time.Since(start).Seconds()), int(osmOutage.Seconds()), rerr)
 		}
 	}
 	if err == nil {
@@ -196,7 +196,7 @@ func checkSpoolSent(ctx context.Context, vm *nodevm.VM, b boot, o *outage) error
 	if err != nil {
 		return fmt.Errorf("the node's journal: %w", err)
 	}
-	report("%s: osm-apiserver stopped %d s during provisioning (steps %s); %d records held in the node's spool (%s) sent after it came back (%s osm-report-flush unit(s) ran), report complete from the node's records, spool empty, none dropped",
-		b.label(), int(o.down.Seconds()), strings.Join(o.steps(), ", "), len(o.held), strings.Join(o.held, ", "), strings.TrimSpace(units))
+	report("%s: osm-apiserver stopped %d s during provisioning (steps %s), serving again after %d s; %d records held in the node's spool (%s) sent after it came back (%s osm-report-flush unit(s) ran), report complete from the node's records, spool empty, none dropped",
+		b.label(), int(osmOutage.Seconds()), strings.Join(o.steps(), ", "), int(o.down.Seconds()), len(o.held), strings.Join(o.held, ", "), strings.TrimSpace(units))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,14 @@ const spoolDir = "/var/lib/osm-report/spool"
 // for writing by the outage: a check waits for the outage to end and then
 // has its whole time, and the outage waits for the checks under way.
 var osmServing sync.RWMutex
+
+// osmStopped is set while the test has osm-apiserver stopped; the egress
+// proxy counts the connections kube-apiserver could not make to it then in
+// osmStoppedDials rather than logging each.
+var (
+	osmStopped      atomic.Bool
+	osmStoppedDials atomic.Int64
+)
 
 // whileServing runs f while osm-apiserver is not stopped by the test.
 func whileServing(f func() error) error {
@@ -89,6 +98,8 @@ func restartOSM(ctx context.Context, vm *nodevm.VM, b boot) (*outage, error) {
 		return nil, fmt.Errorf("%s: %w", pidFile, err)
 	}
 	start := time.Now()
+	osmStopped.Store(true)
+	defer osmStopped.Store(false)
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return nil, fmt.Errorf("stopping osm-apiserver (pid %d): %w", pid, err)
 	}
@@ -140,7 +151,8 @@ func restartOSM(ctx context.Context, vm *nodevm.VM, b boot) (*outage, error) {
 		errs = append(errs, fmt.Errorf("starting osm-apiserver again: %w", rerr))
 	}
 	o.down = time.Since(start)
-	progress("%s: osm-apiserver serves again after %d s", b.name, int(o.down.Seconds()))
+	progress("%s: osm-apiserver serves again after %d s; kube-apiserver's egress could not reach it %d times meanwhile",
+		b.name, int(o.down.Seconds()), osmStoppedDials.Load())
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -138,3 +138,41 @@ exit 0`
 		})
 	}
 }
+
+// TestSpoolIsFlushedAtBoot: every default profile installs
+// osm-report-flush.service, which sends the records the spool kept across a
+// reboot without holding the boot up, and its osm-setup enables it, so a
+// final record a reboot interrupted is sent once nothing else reports.
+func TestSpoolIsFlushedAtBoot(t *testing.T) {
+	osps, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const unit = "osm-report-flush.service"
+	for _, osp := range osps {
+		var content string
+		for _, f := range osp.Spec.ProvisioningConfig.Files {
+			if f.Path == "/etc/systemd/system/"+unit {
+				content = f.Content.Inline.Data
+			}
+		}
+		for _, u := range osp.Spec.ProvisioningConfig.Units {
+			if u.Name == unit && u.Content != nil {
+				content = *u.Content
+			}
+		}
+		if content == "" {
+			t.Errorf("%s: no %s in the provisioning config", osp.Name, unit)
+			continue
+		}
+		for _, want := range []string{"\nType=simple\n", "\nExecStart=/opt/bin/osm-report flush --wait\n", "\nAfter=network-online.target\n", "\nWantedBy=multi-user.target\n"} {
+			if !strings.Contains(content, want) {
+				t.Errorf("%s: %s lacks %q", osp.Name, unit, strings.TrimSpace(want))
+			}
+		}
+		r := renderFiles(t, osp.Name, string(osp.Spec.SupportedCloudProviders[0].Name))
+		if !strings.Contains(r.provisioning["/opt/bin/osm-setup"], "\nsystemctl enable "+unit+" ") {
+			t.Errorf("%s: osm-setup does not enable %s", osp.Name, unit)
+		}
+	}
+}

@@ -208,7 +208,7 @@ func runBoot(t *testing.T, b boot) error {
 		}
 		overlayAgain = ", overlay still applied"
 	}
-	report("%s: Ready after %d s, pod Running, not reported again%s", label, int(readyAfter.Seconds()), overlayAgain)
+	report("%s: Ready after %d s, pod Running, not reported again, spool flushed at boot%s", label, int(readyAfter.Seconds()), overlayAgain)
 	return nil
 }
 

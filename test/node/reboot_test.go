@@ -60,6 +60,9 @@ func rebootNode(ctx context.Context, vm *nodevm.VM, b boot) (time.Duration, erro
 	if err := checkNotRerun(ctx, vm); err != nil {
 		return 0, err
 	}
+	if err := checkFlushedAtBoot(ctx, vm); err != nil {
+		return 0, err
+	}
 	after, err := kubeletCSRs(ctx, b.node, b.node)
 	if err != nil {
 		return 0, err
@@ -96,6 +99,40 @@ test -e /var/lib/osm/bootstrap.done && test -e /var/lib/osm/setup.done && echo m
 		if !strings.Contains(out, want) {
 			return fmt.Errorf("bootstrap ran again or left no marker: want %q in:\n%s", strings.TrimSpace(want), out)
 		}
+	}
+	return nil
+}
+
+// checkFlushedAtBoot: osm-setup enabled osm-report-flush.service, which sends
+// what the spool kept across a reboot once provisioning is done (nothing
+// else on the node reports then); in this boot it ran, exited 0 and left the
+// spool empty.
+func checkFlushedAtBoot(ctx context.Context, vm *nodevm.VM) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := vm.Agent.Run(ctx, `u=osm-report-flush.service
+for p in LoadState UnitFileState ExecMainStartTimestampMonotonic ExecMainCode ExecMainStatus; do
+  echo "$p=$(systemctl show -p "$p" --value "$u")"
+done
+echo "spooled=$(find /var/lib/osm-report/spool -name '*.rec' 2>/dev/null | wc -l)"`)
+	if err != nil {
+		return err
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			got[k] = strings.TrimSpace(v)
+		}
+	}
+	// ExecMainCode 1 is CLD_EXITED: the process exited, with ExecMainStatus.
+	want := map[string]string{"LoadState": "loaded", "UnitFileState": "enabled", "ExecMainCode": "1", "ExecMainStatus": "0", "spooled": "0"}
+	for k, v := range want {
+		if got[k] != v {
+			return fmt.Errorf("osm-report-flush.service at boot: %s is %q, want %q:\n%s", k, got[k], v, out)
+		}
+	}
+	if got["ExecMainStartTimestampMonotonic"] == "" || got["ExecMainStartTimestampMonotonic"] == "0" {
+		return fmt.Errorf("osm-report-flush.service did not start in this boot:\n%s", out)
 	}
 	return nil
 }

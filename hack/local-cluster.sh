@@ -13,8 +13,10 @@
 #   OSM_CLUSTER_DIR        state dir (required): certs, data, logs, pid files, kubeconfig, env
 #   OSM_APISERVER_BIN      osm-apiserver binary (default: bin/osm-apiserver)
 #   OSM_APISERVER_ARGS     extra flags for osm-apiserver, split on whitespace
-#   OSM_OSP_CRD            OSP CRD file (default: artifacts/crd/...operatingsystemprofiles.yaml)
-#   OSM_OVERLAY_CRD        overlay CRD file (default: artifacts/crd/...operatingsystemprofileoverlays.yaml)
+#   OSM_OSP_CRD            OSP CRD file (default: artifacts/crd/...operatingsystemprofiles.yaml);
+#                          "none" installs none (test/image installs artifacts/deploy, which has it)
+#   OSM_OVERLAY_CRD        overlay CRD file (default: artifacts/crd/...operatingsystemprofileoverlays.yaml);
+#                          "none" as OSM_OSP_CRD
 #   OSM_MD_CRD             MachineDeployment, MachineSet and Machine CRD file (default: hack/testdata/machinedeployment-crd.yaml)
 #   OSM_CLUSTER_WATCH_PID  if set, a watchdog runs `down` once this pid is gone (tests use it
 #                          so a killed test binary leaves no processes behind)
@@ -144,16 +146,19 @@ start_kube_apiserver() {
   log "kube-apiserver ready in $(elapsed "$t")s"
 }
 
-# osp_crd prints the OSP CRD file to install.
+# osp_crd prints the OSP CRD file to install, nothing for "none".
 osp_crd() {
   local crd="${OSM_OSP_CRD:-$REPO/artifacts/crd/operatingsystemmanager.k8c.io_operatingsystemprofiles.yaml}"
+  [ "$crd" = none ] && return
   [ -f "$crd" ] || die "no OSP CRD: $crd is missing"
   echo "$crd"
 }
 
-# overlay_crd prints the OperatingSystemProfileOverlay CRD file to install.
+# overlay_crd prints the OperatingSystemProfileOverlay CRD file to install,
+# nothing for "none".
 overlay_crd() {
   local crd="${OSM_OVERLAY_CRD:-$REPO/artifacts/crd/overlays.osm.k8c.io_operatingsystemprofileoverlays.yaml}"
+  [ "$crd" = none ] && return
   [ -f "$crd" ] || die "no overlay CRD: $crd is missing"
   echo "$crd"
 }
@@ -164,10 +169,13 @@ bootstrap() {
   local t
   t=$(date +%s.%N)
   log "installing CRDs, cluster-info and namespaces (~3 s)"
-  kc apply --server-side -f "$(osp_crd)" -f "$(overlay_crd)" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
-  kc wait --for condition=Established --timeout 60s \
-    crd/operatingsystemprofiles.operatingsystemmanager.k8c.io crd/operatingsystemprofileoverlays.overlays.osm.k8c.io \
-    crd/machinedeployments.cluster.k8s.io crd/machinesets.cluster.k8s.io crd/machines.cluster.k8s.io >/dev/null
+  local files=() crds=(crd/machinedeployments.cluster.k8s.io crd/machinesets.cluster.k8s.io crd/machines.cluster.k8s.io) f
+  f=$(osp_crd) || return
+  if [ -n "$f" ]; then files+=(-f "$f") crds+=(crd/operatingsystemprofiles.operatingsystemmanager.k8c.io); fi
+  f=$(overlay_crd) || return
+  if [ -n "$f" ]; then files+=(-f "$f") crds+=(crd/operatingsystemprofileoverlays.overlays.osm.k8c.io); fi
+  kc apply --server-side "${files[@]}" -f "${OSM_MD_CRD:-$REPO/hack/testdata/machinedeployment-crd.yaml}" >/dev/null
+  kc wait --for condition=Established --timeout 60s "${crds[@]}" >/dev/null
   # kube-apiserver creates kube-public and kube-system shortly after /readyz.
   for _ in $(seq 1 100); do kc get namespace kube-public >/dev/null 2>&1 && break; sleep 0.2; done
   local info="$DIR/cluster-info.kubeconfig"

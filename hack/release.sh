@@ -4,7 +4,8 @@
 # Builds the binary and the image stamped VERSION (hack/version.sh) from a clean
 # checkout and writes RELEASE_DIR (default _output/release):
 #   install.yaml   artifacts/deploy, rendered, running the image pinned by digest
-#   crds.yaml      artifacts/crd
+#                  (the CRDs included)
+#   crds.yaml      artifacts/crd alone, for clusters that manage CRDs apart
 #   image/         make image's outputs (oci/, osm-apiserver.tar, deploy/)
 #   osm-apiserver  the binary; SHA256SUMS of the files above
 # With PUSH=1 the image is pushed to IMAGE (docker/podman login credentials) and
@@ -48,13 +49,10 @@ pinned=$("$kubectl" kustomize "$RELEASE_DIR/image/deploy" | sed -n 's/^ *image: 
 [[ "$pinned" == *@sha256:* ]] || die "the rendered Deployment runs $pinned, not an image pinned by digest"
 {
   echo "# osm-apiserver $VERSION (commit $commit): artifacts/deploy running $pinned."
-  echo "# Apply artifacts/crd (crds.yaml) first; docs/deploying.md."
+  echo "# With osm-apiserver's CRDs; kubectl delete -f of this file deletes them and every profile (docs/deploying.md)."
   "$kubectl" kustomize "$RELEASE_DIR/image/deploy"
 } >"$RELEASE_DIR/install.yaml"
-for f in artifacts/crd/*.yaml; do
-  echo "---"
-  cat "$f"
-done >"$RELEASE_DIR/crds.yaml"
+"$kubectl" kustomize artifacts/crd >"$RELEASE_DIR/crds.yaml"
 (cd "$RELEASE_DIR" && sha256sum install.yaml crds.yaml osm-apiserver image/osm-apiserver.tar >SHA256SUMS)
 if [ "${PUSH:-}" = 1 ]; then
   log "install.yaml runs $pinned (pushed)"

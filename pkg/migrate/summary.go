@@ -58,7 +58,7 @@ func count(n int, thing string) string {
 func (p *Plan) note(s *State) {
 	if s.OSPCRDUpstream {
 		p.Notes = append(p.Notes, "CustomResourceDefinition operatingsystemprofiles."+Group+" is upstream's: apply osm-apiserver's by hand "+
-			"(kubectl apply --server-side -f artifacts/crd/); it keeps a profile's spec immutable without a new spec.version")
+			"(kubectl apply --server-side -k artifacts/crd); it keeps a profile's spec immutable without a new spec.version")
 	}
 	for _, o := range s.Profiles {
 		if o.Ours {

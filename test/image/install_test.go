@@ -25,7 +25,8 @@ const (
 )
 
 // TestInstallWithKubectlApply installs osm-apiserver as an operator would:
-// artifacts/deploy rendered and applied as it is, nothing made by hand, the
+// artifacts/deploy rendered and applied as it is to a cluster without its
+// CRDs (the kustomization brings them), nothing made by hand, the
 // image's binary run with the Deployment's arguments and the ServiceAccount's
 // RBAC and admission policies. The APIService becomes Available: the server
 // made its certificate and set the caBundle, and kube-apiserver verifies the
@@ -41,11 +42,15 @@ func TestInstallWithKubectlApply(t *testing.T) {
 	objects := kustomize(t, filepath.Join(repo(), "artifacts", "deploy"))
 	d := deployment(t, objects)
 	c := d.Spec.Template.Spec.Containers[0]
-	cl := startCluster(t)
+	// A cluster without osm-apiserver's CRDs: artifacts/deploy brings them.
+	cl := startCluster(t, "OSM_OSP_CRD=none", "OSM_OVERLAY_CRD=none")
 	port := freePort(t)
 	var docs []string
+	crds := 0
 	for _, o := range objects {
 		switch {
+		case o.GetKind() == "CustomResourceDefinition":
+			crds++
 		case o.GetKind() == "APIService":
 			if _, ok, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "caBundle"); ok {
 				t.Fatal("artifacts/deploy's APIService sets a caBundle: applying it again would undo the server's")
@@ -61,7 +66,12 @@ func TestInstallWithKubectlApply(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte(strings.Join(docs, "---\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if crds != 2 {
+		t.Fatalf("artifacts/deploy has %d CRDs, want osm-apiserver's 2 (artifacts/crd)", crds)
+	}
 	cl.kubectl(t, "apply", "-f", manifest) // what `kubectl apply -k` does
+	cl.kubectl(t, "wait", "--for", "condition=Established", "--timeout", "60s",
+		"crd/operatingsystemprofiles.operatingsystemmanager.k8c.io", "crd/operatingsystemprofileoverlays.overlays.osm.k8c.io")
 
 	validity := []string{"--serving-cert-validity=" + testCertValidity, "--serving-ca-validity=" + testCAValidity}
 	started := time.Now()

@@ -91,10 +91,12 @@ type cluster struct {
 	env map[string]string
 }
 
-func startCluster(t *testing.T) *cluster {
+// startCluster starts a local cluster; extraEnv goes to hack/local-cluster.sh
+// (OSM_OSP_CRD=none: without osm-apiserver's CRDs).
+func startCluster(t *testing.T, extraEnv ...string) *cluster {
 	t.Helper()
 	cl := &cluster{dir: t.TempDir()}
-	env := []string{"OSM_CLUSTER_DIR=" + cl.dir, fmt.Sprintf("OSM_CLUSTER_WATCH_PID=%d", os.Getpid())}
+	env := append([]string{"OSM_CLUSTER_DIR=" + cl.dir, fmt.Sprintf("OSM_CLUSTER_WATCH_PID=%d", os.Getpid())}, extraEnv...)
 	t.Cleanup(func() {
 		if _, err := run(time.Minute, repo(), env, "hack/local-cluster.sh", "down"); err != nil {
 			t.Error(err)

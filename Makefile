@@ -104,9 +104,11 @@ bench-scale: build
 ## bench-reports: a rollout of N machines (default 1000) of one MachineDeployment posting their
 ## boot reports, 8 records each, through a fresh e2e cluster, time compressed tenfold: records/s,
 ## 429s, drops, latency p99 (issue 31; test/e2e TestBootReportRolloutLosesNoRecord, which
-## `make test` runs with 300 machines; numbers in docs/benchmarks.md).
+## `make test` runs with 300 machines; numbers in docs/benchmarks.md). FLOWCONTROL=1 applies
+## artifacts/deploy/components/flowcontrol first.
 bench-reports:
 	@hack/build-cluster-binaries.sh kube-apiserver kubectl etcd kube-controller-manager >/dev/null
+	OSM_E2E_ROLLOUT_FLOWCONTROL=$(FLOWCONTROL) \
 	OSM_E2E_ROLLOUT_MACHINES=$(if $(filter command line environment,$(origin N)),$(N),1000) \
 		$(GO) test -count=1 -timeout 60m -v -run '^TestBootReportRolloutLosesNoRecord$$' ./test/e2e/
 

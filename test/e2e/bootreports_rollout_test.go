@@ -168,7 +168,9 @@ func checkRollout(t *testing.T, ns, md string, n int) (missing int) {
 // A rollout of hundreds of machines of one MD loses no record: every
 // report has every step its machine sent, in order, and ends Succeeded.
 // OSM_E2E_ROLLOUT_MACHINES (default 300) sets the machines; `make
-// bench-reports N=1000` runs it so (docs/benchmarks.md). Time is compressed
+// bench-reports N=1000` runs it so (docs/benchmarks.md), and with
+// OSM_E2E_ROLLOUT_FLOWCONTROL=1 (FLOWCONTROL=1) the flowcontrol component
+// is applied first. Time is compressed
 // tenfold: a boot's records come 3 s apart (±50 %), not 30 s, and the
 // machines start within 12 s, not two minutes.
 func TestBootReportRolloutLosesNoRecord(t *testing.T) {
@@ -178,6 +180,10 @@ func TestBootReportRolloutLosesNoRecord(t *testing.T) {
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
 			t.Fatalf("OSM_E2E_ROLLOUT_MACHINES=%q: not a number of machines", v)
 		}
+	}
+	flowControl := os.Getenv("OSM_E2E_ROLLOUT_FLOWCONTROL") == "1"
+	if flowControl {
+		applyFlowControlComponent(t)
 	}
 	ns := syncerNamespace(t)
 	osp := "e2e-reports-" + ns
@@ -194,8 +200,8 @@ func TestBootReportRolloutLosesNoRecord(t *testing.T) {
 
 	stats := rollout(t, client, ns, "pool", n, 12*time.Second, 3*time.Second)
 	missing := checkRollout(t, ns, "pool", n)
-	t.Logf("rollout of %d machines of one MD, %d records each: %d records in %s (%.1f records/s), 429 and sent again: %d by osm-apiserver's limits, %d by kube-apiserver's; %d other retries, %d dropped; latency of a taken record p50 %s, p99 %s, max %s",
-		n, 2*len(rolloutSteps), stats.records, stats.elapsed.Round(time.Millisecond), float64(stats.records)/stats.elapsed.Seconds(),
+	t.Logf("rollout (components/flowcontrol: %t) of %d machines of one MD, %d records each: %d records in %s (%.1f records/s), 429 and sent again: %d by osm-apiserver's limits, %d by kube-apiserver's; %d other retries, %d dropped; latency of a taken record p50 %s, p99 %s, max %s",
+		flowControl, n, 2*len(rolloutSteps), stats.records, stats.elapsed.Round(time.Millisecond), float64(stats.records)/stats.elapsed.Seconds(),
 		stats.throttled, stats.throttledByKube, stats.retried, missing, stats.p(0.5).Round(time.Millisecond), stats.p(0.99).Round(time.Millisecond), stats.p(1).Round(time.Millisecond))
 	if want := int64(n * 2 * len(rolloutSteps)); stats.records != want {
 		t.Errorf("%d records taken, want %d", stats.records, want)

@@ -70,23 +70,26 @@ type Config struct {
 	// WatchHistory is how many changes a watch can resume from.
 	WatchHistory int
 	// ServingCert, if not nil, has the server keep its own serving
-	// certificate in a Secret of the management cluster and the APIService's
-	// caBundle (pkg/servingcert); nil serves Generic's certificate.
+	// certificate in a Secret of the management cluster (shared by the
+	// replicas) and the caBundle of the APIService in the worker cluster
+	// (pkg/servingcert); nil serves Generic's certificate.
 	ServingCert *servingcert.Options
 	// Render renders one input; nil means the real renderer. Tests set it.
 	Render func(render.Input) (*render.Result, error)
 }
 
-// Clusters are the clients of the management cluster (profiles, the
-// APIService, the syncer's Lease) and of the worker cluster (MDs, Secrets,
-// tokens, RBAC, Events) — the same cluster unless --worker-cluster-kubeconfig.
+// Clusters are the clients of the management cluster (profiles, the syncer's
+// Lease, the serving certificate's Secret) and of the worker cluster (MDs,
+// Secrets, tokens, RBAC, Events, the APIService) — the same cluster unless
+// --worker-cluster-kubeconfig.
 type Clusters struct {
 	// Profiles reads OperatingSystemProfiles (management cluster).
 	Profiles versioned.Interface
 	// Management holds the syncer's Lease and the serving certificate's Secret.
 	Management kubernetes.Interface
-	// ManagementDynamic sets the caBundle of the APIService.
-	ManagementDynamic dynamic.Interface
+	// APIServices sets the caBundle of the APIService: the worker cluster's,
+	// whose kube-apiserver proxies nodes and users to osm-apiserver.
+	APIServices dynamic.Interface
 	// Worker is written by the syncer: give it a QPS for ~10 writes per MD.
 	Worker kubernetes.Interface
 	// WorkerConfig is the worker's client configuration, whose API server
@@ -136,7 +139,7 @@ func NewClusters(management, worker *rest.Config) (Clusters, error) {
 		c.Nodes = informers.NodeListWatch(c.Metadata)
 	}
 	c.Reports, errs[7] = kubernetes.NewForConfig(r)
-	c.ManagementDynamic, errs[8] = dynamic.NewForConfig(management)
+	c.APIServices, errs[8] = dynamic.NewForConfig(worker)
 	c.WorkerConfig = worker
 	c.Separate = worker != management
 	return c, errors.Join(errs[:]...)
@@ -267,8 +270,8 @@ func newServingCert(cfg Config) *servingcert.Controller {
 	o := *cfg.ServingCert
 	informer := informers.NewSecret(cfg.Clusters.Management, o.Namespace, servingcert.SecretName)
 	var apiService *servingcert.APIService
-	if cfg.Clusters.ManagementDynamic != nil {
-		apiService = servingcert.NewAPIService(cfg.Clusters.ManagementDynamic, servingcert.APIServiceName)
+	if cfg.Clusters.APIServices != nil {
+		apiService = servingcert.NewAPIService(cfg.Clusters.APIServices, servingcert.APIServiceName)
 	}
 	return servingcert.New(cfg.Clusters.Management, informer, apiService, o)
 }

@@ -68,8 +68,14 @@ func reportingMDOf(t *testing.T, want *clusterv1alpha1.MachineDeployment, machin
 // with token only ("" for none), verifying the server's certificate.
 func nodeClient(t *testing.T, token string) osmclient.Interface {
 	t.Helper()
-	cfg := &rest.Config{Host: env.config.Host, BearerToken: token, QPS: 500, Burst: 500,
-		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
+	return nodeClientAt(t, env.config, token)
+}
+
+// nodeClientAt is nodeClient of the kube-apiserver of cluster.
+func nodeClientAt(t *testing.T, cluster *rest.Config, token string) osmclient.Interface {
+	t.Helper()
+	cfg := &rest.Config{Host: cluster.Host, BearerToken: token, QPS: 500, Burst: 500,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cluster.CAData, CAFile: cluster.CAFile}}
 	c, err := osmclient.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,12 @@ func kubectlFails(t testing.TB, args ...string) string {
 }
 
 func kubectlCtx(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, env.kubectl, append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
+	return kubectlAt(ctx, env.kubeconfig, args...)
+}
+
+// kubectlAt runs kubectl against the cluster of kubeconfig and returns stdout.
+func kubectlAt(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, env.kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	// kubectl caches discovery per host:port; random ports would litter ~/.kube/cache.
 	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(env.dir, "kube-cache"))
 	var stdout, stderr bytes.Buffer

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -34,12 +36,14 @@ const joinProfile = "osp-ubuntu"
 // template), and returns the MachineSet.
 func joinMD(t testing.TB, ns, name string) *clusterv1alpha1.MachineSet {
 	t.Helper()
+	return joinMDIn(t, env.dynamic, ns, name)
+}
+
+// joinMDIn is joinMD in the cluster of dyn.
+func joinMDIn(t testing.TB, dyn dynamic.Interface, ns, name string) *clusterv1alpha1.MachineSet {
+	t.Helper()
 	md := syncerMD(ns, name, joinProfile, "1")
-	createMD(t, md)
-	got, err := env.dynamic.Resource(mdResource).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := createObjectIn(t, dyn, mdResource, md)
 	ms := &clusterv1alpha1.MachineSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "MachineSet"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-5d8f7", Labels: md.Spec.Template.Labels,
@@ -48,7 +52,7 @@ func joinMD(t testing.TB, ns, name string) *clusterv1alpha1.MachineSet {
 	}
 	ms.Spec.Selector = md.Spec.Selector
 	ms.Spec.Template = md.Spec.Template
-	created := createObject(t, msResource, ms)
+	created := createObjectIn(t, dyn, msResource, ms)
 	ms.UID = created.GetUID()
 	return ms
 }
@@ -57,13 +61,19 @@ func joinMD(t testing.TB, ns, name string) *clusterv1alpha1.MachineSet {
 // controlled by ms, with its template's labels and spec.
 func createMachine(t testing.TB, ms *clusterv1alpha1.MachineSet, name string) {
 	t.Helper()
+	createMachineIn(t, env.dynamic, ms, name)
+}
+
+// createMachineIn is createMachine in the cluster of dyn.
+func createMachineIn(t testing.TB, dyn dynamic.Interface, ms *clusterv1alpha1.MachineSet, name string) {
+	t.Helper()
 	m := &clusterv1alpha1.Machine{
 		TypeMeta: metav1.TypeMeta{APIVersion: "cluster.k8s.io/v1alpha1", Kind: "Machine"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ms.Namespace, Name: name, Labels: ms.Spec.Template.Labels,
 			OwnerReferences: []metav1.OwnerReference{controllerOf("MachineSet", ms.Name, ms.UID)}},
 		Spec: ms.Spec.Template.Spec,
 	}
-	createObject(t, machineResource, m)
+	createObjectIn(t, dyn, machineResource, m)
 }
 
 func controllerOf(kind, name string, uid types.UID) metav1.OwnerReference {
@@ -76,17 +86,23 @@ func controllerOf(kind, name string, uid types.UID) metav1.OwnerReference {
 // client, deleted when the test ends.
 func createObject(t testing.TB, gvr schema.GroupVersionResource, obj runtime.Object) *unstructured.Unstructured {
 	t.Helper()
+	return createObjectIn(t, env.dynamic, gvr, obj)
+}
+
+// createObjectIn is createObject in the cluster of dyn.
+func createObjectIn(t testing.TB, dyn dynamic.Interface, gvr schema.GroupVersionResource, obj runtime.Object) *unstructured.Unstructured {
+	t.Helper()
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := &unstructured.Unstructured{Object: u}
-	created, err := env.dynamic.Resource(gvr).Namespace(o.GetNamespace()).Create(context.Background(), o, metav1.CreateOptions{})
+	created, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Create(context.Background(), o, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("%s %s/%s: %v", gvr.Resource, o.GetNamespace(), o.GetName(), err)
 	}
 	t.Cleanup(func() {
-		_ = env.dynamic.Resource(gvr).Namespace(o.GetNamespace()).Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
+		_ = dyn.Resource(gvr).Namespace(o.GetNamespace()).Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
 	})
 	return created
 }
@@ -105,7 +121,13 @@ func createNode(t testing.TB, name string) {
 // MachineJoin with.
 func userDataToken(t testing.TB, ns, md string) string {
 	t.Helper()
-	s := payloadSecret(t, ns, md, "bootstrap", func(*corev1.Secret) error { return nil })
+	return userDataTokenIn(t, env.kube, ns, md)
+}
+
+// userDataTokenIn is userDataToken of the cluster of kube.
+func userDataTokenIn(t testing.TB, kube kubernetes.Interface, ns, md string) string {
+	t.Helper()
+	s := payloadSecretIn(t, kube, ns, md, "bootstrap", func(*corev1.Secret) error { return nil })
 	script := cloudConfigFile(t, string(s.Data[machinecontroller.SecretDataKey]), "/opt/bin/osm-bootstrap")
 	m := bearerRE.FindStringSubmatch(script)
 	if m == nil || !strings.Contains(script, "/machinejoins'") {
@@ -123,8 +145,14 @@ func joinAs(t testing.TB, token, ns, machine, boot string) (*osmv1alpha1.Machine
 // joinAsBoot is joinAs of a boot that may send its secret (boot.BootSecret).
 func joinAsBoot(t testing.TB, token, ns, machine string, boot osmv1alpha1.MachineJoinSpec) (*osmv1alpha1.MachineJoin, error) {
 	t.Helper()
-	cfg := &rest.Config{Host: env.config.Host, BearerToken: token, QPS: 100, Burst: 200,
-		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
+	return joinAsBootAt(t, env.config, token, ns, machine, boot)
+}
+
+// joinAsBootAt is joinAsBoot through the kube-apiserver of cluster.
+func joinAsBootAt(t testing.TB, cluster *rest.Config, token, ns, machine string, boot osmv1alpha1.MachineJoinSpec) (*osmv1alpha1.MachineJoin, error) {
+	t.Helper()
+	cfg := &rest.Config{Host: cluster.Host, BearerToken: token, QPS: 100, Burst: 200,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cluster.CAData, CAFile: cluster.CAFile}}
 	c, err := osmclient.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -162,14 +190,21 @@ func refused(t testing.TB, what string, err error, want string) {
 // certificate of node, deleted when the test ends.
 func kubeletCSR(t *testing.T, token, node string) (string, error) {
 	t.Helper()
+	return kubeletCSRAt(t, env.config, env.kube, token, node)
+}
+
+// kubeletCSRAt is kubeletCSR through the kube-apiserver of cluster, whose
+// admin client is admin.
+func kubeletCSRAt(t *testing.T, cluster *rest.Config, admin kubernetes.Interface, token, node string) (string, error) {
+	t.Helper()
 	req := nodeCSR(t, node)
 	req.GenerateName = "e2e-join-"
-	csr, err := asToken(t, token).CertificatesV1().CertificateSigningRequests().Create(context.Background(), req, metav1.CreateOptions{})
+	csr, err := asTokenAt(t, cluster, token).CertificatesV1().CertificateSigningRequests().Create(context.Background(), req, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}
 	t.Cleanup(func() {
-		_ = env.kube.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), csr.Name, metav1.DeleteOptions{})
+		_ = admin.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), csr.Name, metav1.DeleteOptions{})
 	})
 	return csr.Name, nil
 }
@@ -177,9 +212,15 @@ func kubeletCSR(t *testing.T, token, node string) (string, error) {
 // csrDecision waits for the approval or denial of CSR name.
 func csrDecision(t testing.TB, name string) certificatesv1.CertificateSigningRequestCondition {
 	t.Helper()
+	return csrDecisionIn(t, env.kube, name)
+}
+
+// csrDecisionIn is csrDecision in the cluster of kube.
+func csrDecisionIn(t testing.TB, kube kubernetes.Interface, name string) certificatesv1.CertificateSigningRequestCondition {
+	t.Helper()
 	var got certificatesv1.CertificateSigningRequestCondition
 	eventually(t, 30*time.Second, func() error {
-		csr, err := env.kube.CertificatesV1().CertificateSigningRequests().Get(context.Background(), name, metav1.GetOptions{})
+		csr, err := kube.CertificatesV1().CertificateSigningRequests().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	ospv1alpha1 "github.com/osm-apiserver/osm-apiserver/pkg/apis/operatingsystemmanager/v1alpha1"
@@ -214,10 +215,16 @@ func annotateMD(t testing.TB, namespace, name, key, value string) {
 // annotations satisfy ok, and returns it.
 func payloadSecret(t testing.TB, namespace, name string, kind string, ok func(*corev1.Secret) error) *corev1.Secret {
 	t.Helper()
+	return payloadSecretIn(t, env.kube, namespace, name, kind, ok)
+}
+
+// payloadSecretIn is payloadSecret in the cluster of kube.
+func payloadSecretIn(t testing.TB, kube kubernetes.Interface, namespace, name string, kind string, ok func(*corev1.Secret) error) *corev1.Secret {
+	t.Helper()
 	var s *corev1.Secret
 	eventually(t, time.Minute, func() error {
 		var err error
-		s, err = env.kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
+		s, err = kube.CoreV1().Secrets(machinecontroller.CloudInitSettingsNamespace).Get(context.Background(),
 			fmt.Sprintf("%s-%s-%s-config", name, namespace, kind), metav1.GetOptions{})
 		if err != nil {
 			return err

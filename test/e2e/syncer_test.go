@@ -42,8 +42,14 @@ func fetchToken(t *testing.T, bootstrap *corev1.Secret) string {
 // verifying the server's certificate as the node does.
 func asToken(t *testing.T, token string) kubernetes.Interface {
 	t.Helper()
-	cfg := &rest.Config{Host: env.config.Host, BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: env.config.CAData, CAFile: env.config.CAFile}}
+	return asTokenAt(t, env.config, token)
+}
+
+// asTokenAt is asToken of the kube-apiserver of cluster.
+func asTokenAt(t *testing.T, cluster *rest.Config, token string) kubernetes.Interface {
+	t.Helper()
+	cfg := &rest.Config{Host: cluster.Host, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cluster.CAData, CAFile: cluster.CAFile}}
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

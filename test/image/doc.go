@@ -4,5 +4,7 @@
 // binary with the Deployment's arguments, as its user, against a local cluster
 // (hack/local-cluster.sh) with the manifests' RBAC, and probes it as the kubelet would.
 // It also checks that the manifests, alone and with each component, are highly
-// available, and that `make release` pins the image it built in install.yaml.
+// available, that the management/worker topology's two kustomizations split
+// them between the clusters, and that `make release` pins the image it built in
+// install.yaml.
 package image

@@ -93,14 +93,7 @@ func (o *Options) genericConfig() (*genericapiserver.RecommendedConfig, error) {
 			return nil, fmt.Errorf("failed to create self-signed certificates: %w", err)
 		}
 	}
-	// Out of the cluster, authenticate and authorize through the management
-	// cluster of --kubeconfig.
-	if o.Authentication.RemoteKubeConfigFile == "" {
-		o.Authentication.RemoteKubeConfigFile = o.Kubeconfig
-	}
-	if o.Authorization.RemoteKubeConfigFile == "" {
-		o.Authorization.RemoteKubeConfigFile = o.Kubeconfig
-	}
+	o.defaultDelegation()
 	cfg := genericapiserver.NewRecommendedConfig(registry.Codecs)
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	if err := o.SecureServing.ApplyTo(&cfg.SecureServing, &cfg.LoopbackClientConfig); err != nil {
@@ -117,6 +110,24 @@ func (o *Options) genericConfig() (*genericapiserver.RecommendedConfig, error) {
 	}
 	server.SetOpenAPI(&cfg.Config)
 	return cfg, nil
+}
+
+// defaultDelegation points delegated authentication and authorization, unless
+// their flags say otherwise, at the cluster whose kube-apiserver proxies to
+// osm-apiserver: the worker cluster of --worker-cluster-kubeconfig, where
+// nodes and users authenticate and the APIService is registered, else the
+// cluster of --kubeconfig (empty: in-cluster).
+func (o *Options) defaultDelegation() {
+	kubeconfig := o.Kubeconfig
+	if o.WorkerClusterKubeconfig != "" {
+		kubeconfig = o.WorkerClusterKubeconfig
+	}
+	if o.Authentication.RemoteKubeConfigFile == "" {
+		o.Authentication.RemoteKubeConfigFile = kubeconfig
+	}
+	if o.Authorization.RemoteKubeConfigFile == "" {
+		o.Authorization.RemoteKubeConfigFile = kubeconfig
+	}
 }
 
 // servingCertNames are the names of a self-managed or self-signed serving

@@ -35,11 +35,13 @@ type Options struct {
 	Cluster     *ClusterFlags
 	ServingCert *ServingCertFlags
 
-	// Kubeconfig is the management cluster: OperatingSystemProfiles, the
-	// APIService, delegated authentication and authorization.
+	// Kubeconfig is the management cluster: OperatingSystemProfiles and
+	// overlays, the syncer's Lease, the serving certificate's Secret.
 	Kubeconfig string
-	// WorkerClusterKubeconfig is the cluster whose MachineDeployments are served;
-	// empty means the management cluster.
+	// WorkerClusterKubeconfig is the cluster whose MachineDeployments are
+	// served, where nodes join and the APIService is registered, and so the
+	// default of delegated authentication and authorization; empty means the
+	// management cluster.
 	WorkerClusterKubeconfig string
 	// Namespace holds the profiles of MDs that don't name a namespace.
 	Namespace string
@@ -111,8 +113,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 }
 
 func (o *Options) addOSMFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the management cluster (OperatingSystemProfiles, delegated authentication and authorization); default: in-cluster config. Also the default of --authentication-kubeconfig and --authorization-kubeconfig.")
-	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served; default: the management cluster.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the management cluster (OperatingSystemProfiles, overlays, the syncer's Lease, the serving certificate's Secret); default: in-cluster config. Without --worker-cluster-kubeconfig also the default of --authentication-kubeconfig and --authorization-kubeconfig.")
+	fs.StringVar(&o.WorkerClusterKubeconfig, "worker-cluster-kubeconfig", o.WorkerClusterKubeconfig, "Kubeconfig of the cluster whose MachineDeployments are served, where nodes join and the APIService must be registered (its caBundle is kept there); default: the management cluster. When set, also the default of --authentication-kubeconfig and --authorization-kubeconfig: nodes and users authenticate at the worker cluster.")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace of the OperatingSystemProfiles of MachineDeployments that don't name one with k8c.io/operating-system-profile-namespace.")
 	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "Namespace of the osm-apiserver Service; a self-managed or self-signed serving certificate is valid for osm-apiserver.<namespace>.svc, and the self-managed one is kept in a Secret of this namespace.")
 	fs.StringVar(&o.RenderCacheMemory, "render-cache-memory", o.RenderCacheMemory, "Bytes of rendered configs and payloads kept in memory, a quantity such as 32Mi (least recently used are dropped and rendered again when read). Every MachineDeployment's current output summary, payload sizes and digests are kept whatever the fleet size, so a table of OSCs and the syncer's checks never render again.")

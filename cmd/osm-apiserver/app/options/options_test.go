@@ -78,3 +78,42 @@ func TestServingCertMode(t *testing.T) {
 		}
 	}
 }
+
+// Delegated authentication and authorization go to the cluster whose
+// kube-apiserver proxies to the server: the worker cluster when there is
+// one, since nodes and users authenticate there; explicit flags win.
+func TestDelegationDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		args             []string
+		wantAuthn, wantZ string
+	}{
+		{name: "in-cluster"},
+		{name: "management only", args: []string{"--kubeconfig=/mgmt"}, wantAuthn: "/mgmt", wantZ: "/mgmt"},
+		{name: "worker cluster", args: []string{"--kubeconfig=/mgmt", "--worker-cluster-kubeconfig=/worker"}, wantAuthn: "/worker", wantZ: "/worker"},
+		{name: "worker cluster, in-cluster management", args: []string{"--worker-cluster-kubeconfig=/worker"}, wantAuthn: "/worker", wantZ: "/worker"},
+		{name: "explicit flags win", args: []string{"--kubeconfig=/mgmt", "--worker-cluster-kubeconfig=/worker",
+			"--authentication-kubeconfig=/authn", "--authorization-kubeconfig=/authz"}, wantAuthn: "/authn", wantZ: "/authz"},
+		{name: "one explicit flag", args: []string{"--kubeconfig=/mgmt", "--worker-cluster-kubeconfig=/worker",
+			"--authorization-kubeconfig=/mgmt"}, wantAuthn: "/worker", wantZ: "/mgmt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOptions()
+			all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			fss := o.Flags()
+			for _, name := range fss.Order {
+				all.AddFlagSet(fss.FlagSets[name])
+			}
+			if err := all.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			o.defaultDelegation()
+			if got := o.Authentication.RemoteKubeConfigFile; got != tc.wantAuthn {
+				t.Errorf("--authentication-kubeconfig %q, want %q", got, tc.wantAuthn)
+			}
+			if got := o.Authorization.RemoteKubeConfigFile; got != tc.wantZ {
+				t.Errorf("--authorization-kubeconfig %q, want %q", got, tc.wantZ)
+			}
+		})
+	}
+}

@@ -6,6 +6,9 @@
 #   install.yaml   artifacts/deploy, rendered, running the image pinned by digest
 #                  (the CRDs included)
 #   crds.yaml      artifacts/crd alone, for clusters that manage CRDs apart
+#   install-management.yaml, install-worker.yaml
+#                  the management/worker topology: install.yaml with
+#                  components/management-worker, and artifacts/deploy-worker
 #   image/         make image's outputs (oci/, osm-apiserver.tar, deploy/)
 #   osm-apiserver  the binary; SHA256SUMS of the files above
 # With PUSH=1 the image is pushed to IMAGE (docker/podman login credentials) and
@@ -53,7 +56,22 @@ pinned=$("$kubectl" kustomize "$RELEASE_DIR/image/deploy" | sed -n 's/^ *image: 
   "$kubectl" kustomize "$RELEASE_DIR/image/deploy"
 } >"$RELEASE_DIR/install.yaml"
 "$kubectl" kustomize artifacts/crd >"$RELEASE_DIR/crds.yaml"
-(cd "$RELEASE_DIR" && sha256sum install.yaml crds.yaml osm-apiserver image/osm-apiserver.tar >SHA256SUMS)
+# The management/worker topology (docs/deploying.md): the management cluster's
+# side runs the same pinned image.
+management="$RELEASE_DIR/management"
+mkdir -p "$management"
+printf 'resources: [%s]\ncomponents: [%s]\n' "$(realpath --relative-to="$management" "$RELEASE_DIR/image/deploy")" \
+  "$(realpath --relative-to="$management" artifacts/deploy/components/management-worker)" >"$management/kustomization.yaml"
+{
+  echo "# osm-apiserver $VERSION (commit $commit), the management cluster's side: artifacts/deploy with components/management-worker running $pinned."
+  "$kubectl" kustomize "$management"
+} >"$RELEASE_DIR/install-management.yaml"
+rm -rf "$management"
+{
+  echo "# osm-apiserver $VERSION (commit $commit), the worker cluster's side: artifacts/deploy-worker; set the ExternalName (docs/deploying.md)."
+  "$kubectl" kustomize artifacts/deploy-worker
+} >"$RELEASE_DIR/install-worker.yaml"
+(cd "$RELEASE_DIR" && sha256sum install.yaml install-management.yaml install-worker.yaml crds.yaml osm-apiserver image/osm-apiserver.tar >SHA256SUMS)
 if [ "${PUSH:-}" = 1 ]; then
   log "install.yaml runs $pinned (pushed)"
 else

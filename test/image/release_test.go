@@ -14,8 +14,8 @@ import (
 
 // TestMakeReleasePinsTheImage: make release writes install.yaml, every
 // object of artifacts/deploy running the image it built pinned by that
-// image's digest, the CRDs, and SHA256SUMS of what it wrote; binary and
-// image say the release's version.
+// image's digest, the CRDs, the management/worker topology's two sides, and
+// SHA256SUMS of what it wrote; binary and image say the release's version.
 func TestMakeReleasePinsTheImage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "release")
 	const version = "v0.0.0-releasetest"
@@ -93,7 +93,37 @@ func TestMakeReleasePinsTheImage(t *testing.T) {
 			t.Errorf("SHA256SUMS: %s does not match", file)
 		}
 	}
-	if len(lines) != 4 {
-		t.Errorf("SHA256SUMS lists %d files, want install.yaml, crds.yaml, the binary and the image archive", len(lines))
+	if len(lines) != 6 {
+		t.Errorf("SHA256SUMS lists %d files, want install.yaml, install-management.yaml, install-worker.yaml, crds.yaml, the binary and the image archive", len(lines))
+	}
+
+	// The management/worker topology: the management side runs the same
+	// pinned image with a worker cluster; the worker side has the APIService
+	// and no pods.
+	data, err = os.ReadFile(filepath.Join(dir, "install-management.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	management := decodeAll(t, data)
+	c := deployment(t, management).Spec.Template.Spec.Containers[0]
+	if c.Image != d.Spec.Template.Spec.Containers[0].Image || flagValue(c.Args, "worker-cluster-kubeconfig") == "" {
+		t.Errorf("install-management.yaml runs %q with --worker-cluster-kubeconfig=%q, want %q with one", c.Image,
+			flagValue(c.Args, "worker-cluster-kubeconfig"), d.Spec.Template.Spec.Containers[0].Image)
+	}
+	data, err = os.ReadFile(filepath.Join(dir, "install-worker.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apiServices, deployments int
+	for _, o := range decodeAll(t, data) {
+		switch o.GetKind() {
+		case "APIService":
+			apiServices++
+		case "Deployment":
+			deployments++
+		}
+	}
+	if apiServices != 1 || deployments != 0 {
+		t.Errorf("install-worker.yaml has %d APIServices and %d Deployments, want 1 and 0", apiServices, deployments)
 	}
 }

@@ -102,6 +102,7 @@ func Dial(network, addr, target string) (net.Conn, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("CONNECT %s: %w", target, err)
 	}
+	_ = resp.Body.Close() // a 200 to a CONNECT has none; the tunnel follows
 	if resp.StatusCode != http.StatusOK {
 		_ = c.Close()
 		return nil, fmt.Errorf("CONNECT %s: %s", target, resp.Status)

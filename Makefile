@@ -51,7 +51,7 @@ test: test-deps verify test-unit test-e2e
 test-deps:
 	@hack/install-test-deps.sh
 
-UNIT_PACKAGES := ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/images/... ./test/internal/...
+UNIT_PACKAGES := ./cmd/... ./pkg/... ./artifacts/... ./hack/imagebuild/... ./test/node/nodevm/... ./test/node/egress/... ./test/node/images/... ./test/internal/...
 
 ## test-unit: unit tests, in the build configuration above (no second compile of the dependencies).
 ## First builds Ignition, which the test of osp-flatcar's payloads applies them with (cached; times

@@ -23,6 +23,7 @@ type boot struct {
 	cloud    string
 	ipFamily string
 	ipv6     bool   // the VM's network is dual-stack
+	guestIP  string // the VM's own IPv4 address: the egress proxy finds a kubelet by its Node's InternalIPs
 	podCIDRs string // the CNI installer's ranges on this node
 	reboot   bool   // reboot once Ready; the node must come back Ready, with its addresses
 	edge     bool   // booted without user-data; the MD's join script is run in it
@@ -36,9 +37,7 @@ type boot struct {
 	// the report must lose no record (osmrestart_test.go). Needs brokenMirror.
 	restartOSM bool
 	// servingCSR: approve the kubelet's serving CSR as an approver would,
-	// then kubectl logs and exec (kubelet_serving_test.go). One boot is
-	// enough: the others' serving CSRs stay pending, as in a cluster without
-	// a serving approver.
+	// then kubectl logs and exec (kubelet_serving_test.go).
 	servingCSR bool
 }
 
@@ -46,14 +45,14 @@ type boot struct {
 // broken mirror's two failures come before the ipv4 node joins (a retry
 // costs ~30 s, a boot of its own 6 minutes).
 var boots = []boot{
-	{name: "ipv4", image: "debian-12", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4",
+	{name: "ipv4", image: "debian-12", md: "ubuntu-ipv4", node: "ubuntu-ipv4-5d8f7-x2k4q", cloud: "kubevirt", ipFamily: "IPv4", guestIP: "10.0.2.15",
 		podCIDRs: "10.244.1.0/24", reboot: true, overlay: true, servingCSR: true, brokenMirror: true, restartOSM: true},
 	// Dual-stack shares the edge boot (a whole TCG boot less in CI): the edge
 	// join script's kubelet takes both families from the MD's ipFamily.
 	// It boots Debian 13 (cloud-init 25: osm-bootstrap's branch for >= 24.1),
 	// ipv4 Debian 12 (22.4): both branches run, without a third boot.
-	{name: "edge-dual-stack", image: "debian-13", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4+IPv6", ipv6: true,
-		podCIDRs: "10.244.3.0/24,fd00:10:244:3::/64", edge: true, reboot: true},
+	{name: "edge-dual-stack", image: "debian-13", md: "ubuntu-edge", node: "edge-box-1", cloud: "edge", ipFamily: "IPv4+IPv6", ipv6: true, guestIP: "10.0.2.16",
+		podCIDRs: "10.244.3.0/24,fd00:10:244:3::/64", edge: true, reboot: true, servingCSR: true},
 }
 
 // Bounds of the steps of a boot under TCG on a busy 2-core machine; a boot
@@ -73,6 +72,13 @@ const (
 // wait 30 s each, so two boots side by side take ~5 minutes less than one
 // after the other.
 func TestBoots(t *testing.T) {
+	seen := map[string]string{}
+	for _, b := range boots {
+		if other, ok := seen[b.guestIP]; ok || b.guestIP == "" {
+			t.Fatalf("boots %s and %s: each needs a guest IP of its own, have %q", other, b.name, b.guestIP)
+		}
+		seen[b.guestIP] = b.name
+	}
 	for _, b := range boots {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -174,10 +180,11 @@ func runBoot(t *testing.T, b boot) error {
 		nodejoin.ReasonForeignNodeName, nodejoin.ReasonCertificateIssued, nodejoin.ReasonApproved)
 	report("%s: MachineJoin carried the boot secret (hash kept); after the join the user-data and join credentials are refused", label)
 	if b.servingCSR {
-		if err := checkKubeletServing(ctx, vm, b); err != nil {
+		fams, err := checkKubeletServing(ctx, vm, b)
+		if err != nil {
 			return fail(err)
 		}
-		report("%s: serving CSR approved, kubectl logs and exec work", label)
+		report("%s: serving CSR approved (%s SANs), kubectl logs and exec work", label, fams)
 	}
 	if overlay != nil {
 		if err := checkOverlay(ctx, vm, b, overlay); err != nil {
@@ -250,6 +257,7 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 		MemoryMB:  2048,
 		CPUs:      2,
 		IPv6:      b.ipv6,
+		GuestIP:   b.guestIP,
 		Accel:     nodevm.Accel(env.accel),
 		Forwards: []nodevm.Forward{
 			{GuestAddr: k.guestAddr, GuestPort: k.ports.apiserver, HostPort: atoi(env.kubePort)},
@@ -262,7 +270,7 @@ func startVM(ctx context.Context, b boot) (*nodevm.VM, error) {
 	if err != nil {
 		return nil, err
 	}
-	progress("%s: VM %s started (%s, %d MiB, %d CPUs, IPv6 %v); serial console: %s", b.name, b.node, cfg.Accel, cfg.MemoryMB, cfg.CPUs, b.ipv6, vm.SerialLog)
+	progress("%s: VM %s started (%s, %d MiB, %d CPUs, %s, MAC %s, IPv6 %v); serial console: %s", b.name, b.node, cfg.Accel, cfg.MemoryMB, cfg.CPUs, b.guestIP, cfg.MAC(), b.ipv6, vm.SerialLog)
 	return vm, nil
 }
 

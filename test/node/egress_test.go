@@ -1,61 +1,62 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
+	"github.com/osm-apiserver/osm-apiserver/test/node/egress"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
-// kubeletPort is the port kube-apiserver dials a kubelet at (the Node's
-// daemonEndpoints).
-const kubeletPort = 10250
+// kube-apiserver's "cluster" egress is an HTTP CONNECT proxy on a unix socket
+// (egress.Proxy), as konnectivity's server is in clusters whose nodes the
+// control plane cannot route to. The host cannot reach the guests' addresses
+// (QEMU's user networking), so the proxy takes a CONNECT to a Node's
+// InternalIP on the kubelet port to the hostfwd port of the one VM whose Node
+// has that address (kubelets), and one to the aggregated API server's Service
+// address (localhost:<osm-apiserver's port>: kube-apiserver proxies
+// APIServices through the same egress) to that port. It refuses everything
+// else with 403.
+var (
+	egressSocket string
+	kubelets     egress.Kubelets
+)
 
-// egress is kube-apiserver's "cluster" egress: an HTTP CONNECT proxy on a unix
-// socket, as konnectivity's server is in clusters whose nodes the control
-// plane cannot route to. The host cannot reach a guest's 10.0.2.15 (QEMU's
-// user networking), so the proxy takes CONNECTs to the kubelet VM's Node's
-// InternalIPs on the kubelet port to the VM's hostfwd port, and those to the
-// aggregated API server's Service address (localhost:<osm-apiserver's port>:
-// kube-apiserver proxies APIServices through the same egress) to that port.
-// It refuses everything else with 403.
-var egress = &egressProxy{}
-
-type egressProxy struct {
-	socket string
-	mu     sync.Mutex
-	// node and hostPort: the kubelet VM's, the one boot kube-apiserver
-	// reaches the kubelet of (kubeletForward).
-	node     string
-	hostPort int
-}
-
-// egressConfig writes kube-apiserver's EgressSelectorConfiguration for the
+// startEgress writes kube-apiserver's EgressSelectorConfiguration for the
 // proxy, starts the proxy and returns the flag that points kube-apiserver at it.
 func startEgress(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	egress.socket = filepath.Join(dir, "egress.sock")
-	l, err := net.Listen("unix", egress.socket)
+	egressSocket = filepath.Join(dir, "egress.sock")
+	l, err := net.Listen("unix", egressSocket)
 	if err != nil {
 		return "", err
 	}
-	go egress.serve(l)
+	p := &egress.Proxy{
+		Route: egressRoute,
+		Refused: func(target, why string) {
+			progress("egress: refused CONNECT %s: %s", target, why)
+		},
+		DialFailed: func(target string, err error) {
+			if host, _, _ := net.SplitHostPort(target); osmStopped.Load() && (host == "localhost" || host == "127.0.0.1") {
+				osmStoppedDials.Add(1) // osm-apiserver, stopped by the test: counted, not logged one by one
+				return
+			}
+			progress("egress: CONNECT %s: %v", target, err)
+		},
+	}
+	go func() { _ = p.Serve(l) }()
 	config := filepath.Join(dir, "egress-selector.yaml")
 	data := fmt.Sprintf(`apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
@@ -66,27 +67,20 @@ egressSelections:
     transport:
       uds:
         udsName: %s
-`, egress.socket)
+`, egressSocket)
 	if err := os.WriteFile(config, []byte(data), 0o600); err != nil {
 		return "", err
 	}
 	return "--egress-selector-config-file " + config, nil
 }
 
-// kubeletForward, for the boot that checks kubectl logs and exec
-// (servingCSR), forwards a free host port to the VM's kubelet and makes the
-// proxy send the node's kubelet connections there. Other boots get none. Only
-// one boot can have it: the VMs run at once and every one of them is QEMU's
-// 10.0.2.15, so a CONNECT to that address names no VM.
+// kubeletForward, for a boot that checks kubectl logs and exec (servingCSR),
+// forwards a free host port to the VM's kubelet and records it for the
+// node's addresses. Other boots get none. Each VM has its own guest IP
+// (boot.guestIP), so the Nodes' InternalIPs tell the VMs apart.
 func kubeletForward(b boot) ([]nodevm.HostForward, error) {
 	if !b.servingCSR {
 		return nil, nil
-	}
-	egress.mu.Lock()
-	other := egress.node
-	egress.mu.Unlock()
-	if other != "" && other != b.node {
-		return nil, fmt.Errorf("the kubelets of %s and %s would both be reached at 10.0.2.15: only one boot may check the serving CSR", other, b.node)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -94,80 +88,14 @@ func kubeletForward(b boot) ([]nodevm.HostForward, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	egress.mu.Lock()
-	egress.node, egress.hostPort = b.node, port
-	egress.mu.Unlock()
-	return []nodevm.HostForward{{HostPort: port, GuestPort: kubeletPort}}, nil
+	if err := kubelets.Add(b.node, port); err != nil {
+		return nil, err
+	}
+	return []nodevm.HostForward{{HostPort: port, GuestPort: egress.KubeletPort}}, nil
 }
 
-// kubeletAddr is the host address of the kubelet VM's kubelet.
-func kubeletAddr() string {
-	egress.mu.Lock()
-	defer egress.mu.Unlock()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(egress.hostPort))
-}
-
-func (p *egressProxy) serve(l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		go p.handle(c)
-	}
-}
-
-func (p *egressProxy) handle(c net.Conn) {
-	defer func() { _ = c.Close() }()
-	br := bufio.NewReader(c)
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return
-	}
-	if req.Method != http.MethodConnect {
-		p.refuse(c, req.Method+" "+req.RequestURI, "not a CONNECT")
-		return
-	}
-	target := req.Host
-	to, why := p.route(target)
-	if to == "" {
-		p.refuse(c, target, why)
-		return
-	}
-	up, err := net.DialTimeout("tcp", to, 10*time.Second)
-	if err != nil {
-		_, _ = fmt.Fprintf(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
-		if host, _, _ := net.SplitHostPort(target); osmStopped.Load() && (host == "localhost" || host == "127.0.0.1") {
-			osmStoppedDials.Add(1) // osm-apiserver, stopped by the test: counted, not logged one by one
-			return
-		}
-		progress("egress: CONNECT %s: %v", target, err)
-		return
-	}
-	defer func() { _ = up.Close() }()
-	if _, err := fmt.Fprintf(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
-	}
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, br); closeWrite(up); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); closeWrite(c); done <- struct{}{} }()
-	<-done
-	<-done
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	}
-}
-
-func (p *egressProxy) refuse(c net.Conn, target, why string) {
-	progress("egress: refused CONNECT %s: %s", target, why)
-	_, _ = fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-}
-
-// route says where a CONNECT to target goes ("" and why not when nowhere).
-func (p *egressProxy) route(target string) (string, string) {
+// egressRoute says where a CONNECT to target goes ("" and why not when nowhere).
+func egressRoute(target string) (string, string) {
 	host, port, err := net.SplitHostPort(target)
 	if err != nil {
 		return "", err.Error()
@@ -181,23 +109,25 @@ func (p *egressProxy) route(target string) (string, string) {
 		}
 		return net.JoinHostPort("127.0.0.1", port), ""
 	}
-	if port != strconv.Itoa(kubeletPort) {
+	if port != strconv.Itoa(egress.KubeletPort) {
 		return "", "not a kubelet's port"
 	}
-	p.mu.Lock()
-	node, hostPort := p.node, p.hostPort
-	p.mu.Unlock()
-	if node == "" || env.kube == nil {
-		return "", "no VM's kubelet is reachable"
+	if env.kube == nil {
+		return "", "no cluster client yet"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	n, err := env.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	nodes, err := env.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "", fmt.Sprintf("Node %s: %v", node, err)
+		return "", "listing the Nodes: " + err.Error()
 	}
-	if !slices.Contains(nodeAddresses(n, corev1.NodeInternalIP), host) {
-		return "", "not an InternalIP of Node " + node + ", the VM whose kubelet kube-apiserver reaches"
+	internalIPs := map[string][]string{}
+	for i := range nodes.Items {
+		internalIPs[nodes.Items[i].Name] = nodeAddresses(&nodes.Items[i], corev1.NodeInternalIP)
+	}
+	hostPort, why := kubelets.Route(host, internalIPs)
+	if hostPort == 0 {
+		return "", why
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)), ""
 }

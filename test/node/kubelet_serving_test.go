@@ -8,7 +8,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
+	"github.com/osm-apiserver/osm-apiserver/test/node/egress"
 	"github.com/osm-apiserver/osm-apiserver/test/node/nodevm"
 )
 
@@ -31,34 +31,45 @@ const pauseStartLine = "pause: holding the pod's namespaces"
 const servingTimeout = 5 * time.Minute
 
 // checkKubeletServing proves the kubelet serves kube-apiserver's logs and exec
-// with the certificate a cluster's approver lets it have:
+// with the certificate a cluster's approver lets it have, and returns the IP
+// families of its SANs:
 //   - before approval `kubectl logs` fails: kube-apiserver verifies the
 //     kubelet's serving cert against the cluster CA (--kubelet-certificate-authority)
 //     and the kubelet has none (serverTLSBootstrap);
 //   - the node's pending kubernetes.io/kubelet-serving CSR passes what an
-//     approver checks, and the test approves it;
-//   - kube-controller-manager signs it and the kubelet serves that certificate;
+//     approver checks, its IP SANs are of the MD's families, and the test
+//     approves it;
+//   - kube-controller-manager signs it and the kubelet serves that certificate
+//     at each of the Node's InternalIPs (through the egress proxy);
 //   - `kubectl logs` shows the pause pod's start line and `kubectl exec -- /pause
 //     hostname` answers the pod's name, through kube-apiserver, its egress
 //     proxy and the VM's kubelet.
-func checkKubeletServing(ctx context.Context, vm *nodevm.VM, b boot) error {
+func checkKubeletServing(ctx context.Context, vm *nodevm.VM, b boot) (string, error) {
 	pod := "pause-" + b.name
 	out, err := kubectl(ctx, "logs", pod)
 	if err == nil {
-		return fmt.Errorf("kubectl logs %s worked before the kubelet's serving CSR was approved: %s", pod, out)
+		return "", fmt.Errorf("kubectl logs %s worked before the kubelet's serving CSR was approved: %s", pod, out)
 	}
 	progress("%s: before the serving CSR is approved, as it must: %v", b.name, err)
 	csr, err := waitServingCSR(ctx, vm, b)
 	if err != nil {
-		return err
+		return "", err
 	}
 	n, err := env.kube.CoreV1().Nodes().Get(ctx, b.node, metav1.GetOptions{})
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := reviewServingCSR(csr, n); err != nil {
-		return fmt.Errorf("serving CSR %s of node %s would not be approved: %w", csr.Name, b.node, err)
+	ips, err := reviewServingCSR(csr, n)
+	if err != nil {
+		return "", fmt.Errorf("serving CSR %s of node %s would not be approved: %w", csr.Name, b.node, err)
 	}
+	// The review compares the SANs with the Node's addresses; that the Node
+	// has both families is joinNode's check. This says it of the CSR itself.
+	fams := families(ips)
+	if fams != b.ipFamily {
+		return "", fmt.Errorf("serving CSR %s of node %s has IP SANs %v (%s), want %s", csr.Name, b.node, ips, fams, b.ipFamily)
+	}
+	progress("%s: serving CSR %s reviewed: IP SANs %v, the Node's addresses %v", b.name, csr.Name, ips, nodeAddresses(n, corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName))
 	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 		Type:    certificatesv1.CertificateApproved,
 		Status:  corev1.ConditionTrue,
@@ -66,12 +77,12 @@ func checkKubeletServing(ctx context.Context, vm *nodevm.VM, b boot) error {
 		Message: "signer, requestor, subject, usages and SANs match Node " + b.node,
 	})
 	if _, err := env.kube.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("approving serving CSR %s: %w", csr.Name, err)
+		return "", fmt.Errorf("approving serving CSR %s: %w", csr.Name, err)
 	}
 	start := time.Now()
 	issued, err := waitServing(ctx, vm, b, csr.Name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	progress("%s: serving CSR %s approved; the kubelet serves its certificate (%s) after %d s",
 		b.name, csr.Name, issued.Subject.CommonName, int(time.Since(start).Seconds()))
@@ -87,15 +98,15 @@ func checkKubeletServing(ctx context.Context, vm *nodevm.VM, b boot) error {
 		return "", nil
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !strings.Contains(logs, pauseStartLine) {
-		return fmt.Errorf("kubectl logs %s: want %q, got %q", pod, pauseStartLine, logs)
+		return "", fmt.Errorf("kubectl logs %s: want %q, got %q", pod, pauseStartLine, logs)
 	}
 	if strings.TrimSpace(host) != pod {
-		return fmt.Errorf("kubectl exec %s -- /pause hostname: want %q, got %q", pod, pod, host)
+		return "", fmt.Errorf("kubectl exec %s -- /pause hostname: want %q, got %q", pod, pod, host)
 	}
-	return nil
+	return fams, nil
 }
 
 // waitServingCSR waits for the node's pending kubelet serving CSR.
@@ -132,27 +143,28 @@ func waitServingCSR(ctx context.Context, vm *nodevm.VM, b boot) (*certificatesv1
 // asks (system:node:<name> in system:nodes); the subject the signer requires;
 // server-auth usages only; and SANs that are exactly the Node's addresses —
 // DNS names for its Hostname/DNS addresses, IPs for its IPs — and nothing else.
-func reviewServingCSR(csr *certificatesv1.CertificateSigningRequest, n *corev1.Node) error {
+// It returns the request's IP SANs.
+func reviewServingCSR(csr *certificatesv1.CertificateSigningRequest, n *corev1.Node) ([]string, error) {
 	user := "system:node:" + n.Name
 	if csr.Spec.SignerName != certificatesv1.KubeletServingSignerName {
-		return fmt.Errorf("signer %s, want %s", csr.Spec.SignerName, certificatesv1.KubeletServingSignerName)
+		return nil, fmt.Errorf("signer %s, want %s", csr.Spec.SignerName, certificatesv1.KubeletServingSignerName)
 	}
 	if csr.Spec.Username != user || !slices.Contains(csr.Spec.Groups, "system:nodes") {
-		return fmt.Errorf("requested by %s (groups %v), want %s in system:nodes", csr.Spec.Username, csr.Spec.Groups, user)
+		return nil, fmt.Errorf("requested by %s (groups %v), want %s in system:nodes", csr.Spec.Username, csr.Spec.Groups, user)
 	}
 	block, _ := pem.Decode(csr.Spec.Request)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return errors.New("spec.request is not a PEM certificate request")
+		return nil, errors.New("spec.request is not a PEM certificate request")
 	}
 	req, err := x509.ParseCertificateRequest(block.Bytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := req.CheckSignature(); err != nil {
-		return fmt.Errorf("request signature: %w", err)
+		return nil, fmt.Errorf("request signature: %w", err)
 	}
 	if req.Subject.CommonName != user || !slices.Equal(req.Subject.Organization, []string{"system:nodes"}) {
-		return fmt.Errorf("subject CN=%s O=%v, want CN=%s O=[system:nodes]", req.Subject.CommonName, req.Subject.Organization, user)
+		return nil, fmt.Errorf("subject CN=%s O=%v, want CN=%s O=[system:nodes]", req.Subject.CommonName, req.Subject.Organization, user)
 	}
 	var usages []string
 	for _, u := range csr.Spec.Usages {
@@ -161,14 +173,14 @@ func reviewServingCSR(csr *certificatesv1.CertificateSigningRequest, n *corev1.N
 	allowed := []string{string(certificatesv1.UsageDigitalSignature), string(certificatesv1.UsageKeyEncipherment), string(certificatesv1.UsageServerAuth)}
 	for _, u := range usages {
 		if !slices.Contains(allowed, u) {
-			return fmt.Errorf("usage %q, want only %v", u, allowed)
+			return nil, fmt.Errorf("usage %q, want only %v", u, allowed)
 		}
 	}
 	if !slices.Contains(usages, string(certificatesv1.UsageServerAuth)) || !slices.Contains(usages, string(certificatesv1.UsageDigitalSignature)) {
-		return fmt.Errorf("usages %v lack server auth or digital signature", usages)
+		return nil, fmt.Errorf("usages %v lack server auth or digital signature", usages)
 	}
 	if len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
-		return fmt.Errorf("e-mail or URI SANs %v %v", req.EmailAddresses, req.URIs)
+		return nil, fmt.Errorf("e-mail or URI SANs %v %v", req.EmailAddresses, req.URIs)
 	}
 	wantDNS := sorted(nodeAddresses(n, corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS))
 	wantIPs := sorted(nodeAddresses(n, corev1.NodeInternalIP, corev1.NodeExternalIP))
@@ -177,15 +189,15 @@ func reviewServingCSR(csr *certificatesv1.CertificateSigningRequest, n *corev1.N
 		gotIPs = append(gotIPs, ip.String())
 	}
 	if got := sorted(req.DNSNames); !slices.Equal(got, wantDNS) {
-		return fmt.Errorf("DNS SANs %v, the Node's names are %v", got, wantDNS)
+		return nil, fmt.Errorf("DNS SANs %v, the Node's names are %v", got, wantDNS)
 	}
 	if got := sorted(gotIPs); !slices.Equal(got, wantIPs) {
-		return fmt.Errorf("IP SANs %v, the Node's addresses are %v", got, wantIPs)
+		return nil, fmt.Errorf("IP SANs %v, the Node's addresses are %v", got, wantIPs)
 	}
 	if len(wantDNS)+len(wantIPs) == 0 {
-		return errors.New("the Node has no addresses")
+		return nil, errors.New("the Node has no addresses")
 	}
-	return nil
+	return gotIPs, nil
 }
 
 // sorted returns s sorted and without duplicates.
@@ -196,8 +208,9 @@ func sorted(s []string) []string {
 }
 
 // waitServing waits until the CSR is issued, the certificate chains to the
-// cluster CA (kube-controller-manager's signer) for the node's InternalIP, and
-// the kubelet presents exactly it on its port.
+// cluster CA (kube-controller-manager's signer) for each of the Node's
+// InternalIPs, and the kubelet presents exactly it at each of them, reached as
+// kube-apiserver reaches it: a CONNECT to that address through the egress proxy.
 func waitServing(ctx context.Context, vm *nodevm.VM, b boot, name string) (*x509.Certificate, error) {
 	caPEM, err := os.ReadFile(filepath.Join(env.dir, "pki", "ca.crt"))
 	if err != nil {
@@ -237,30 +250,40 @@ func waitServing(ctx context.Context, vm *nodevm.VM, b boot, name string) (*x509
 				return "", fmt.Errorf("certificate of CSR %s: %w", name, err)
 			}
 		}
-		served, err := servedCertificate(ctx)
+		n, err := env.kube.CoreV1().Nodes().Get(ctx, b.node, metav1.GetOptions{})
 		if err != nil {
-			return "the kubelet's TLS: " + err.Error(), nil
+			return err.Error(), nil
 		}
-		if !bytes.Equal(served.Raw, issued.Raw) {
-			return fmt.Sprintf("the kubelet serves a certificate issued %s by %s, not CSR %s's", served.NotBefore.Format(time.RFC3339), served.Issuer.CommonName, name), nil
+		for _, ip := range nodeAddresses(n, corev1.NodeInternalIP) {
+			served, err := servedCertificate(ctx, ip)
+			if err != nil {
+				return "the kubelet's TLS at " + ip + ": " + err.Error(), nil
+			}
+			if !bytes.Equal(served.Raw, issued.Raw) {
+				return fmt.Sprintf("the kubelet at %s serves a certificate issued %s by %s, not CSR %s's", ip, served.NotBefore.Format(time.RFC3339), served.Issuer.CommonName, name), nil
+			}
 		}
 		return "", nil
 	})
 	return issued, err
 }
 
-// servedCertificate is the leaf the kubelet presents on the host's forward of
-// its port. The caller compares it with the issued one.
-func servedCertificate(ctx context.Context) (*x509.Certificate, error) {
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	d := tls.Dialer{NetDialer: &net.Dialer{}, Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // compared with the issued certificate
-	c, err := d.DialContext(dctx, "tcp", kubeletAddr())
+// servedCertificate is the leaf the kubelet presents at ip, reached through
+// the egress proxy as kube-apiserver reaches it. The caller compares it with
+// the issued one.
+func servedCertificate(ctx context.Context, ip string) (*x509.Certificate, error) {
+	raw, err := egress.Dial("unix", egressSocket, egress.Target(ip))
 	if err != nil {
 		return nil, err
 	}
+	c := tls.Client(raw, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // compared with the issued certificate
 	defer func() { _ = c.Close() }()
-	certs := c.(*tls.Conn).ConnectionState().PeerCertificates
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.HandshakeContext(hctx); err != nil {
+		return nil, err
+	}
+	certs := c.ConnectionState().PeerCertificates
 	if len(certs) == 0 {
 		return nil, errors.New("no certificate")
 	}

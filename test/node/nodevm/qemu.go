@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,14 +46,61 @@ type Config struct {
 	MemoryMB  int
 	CPUs      int
 	IPv6      bool // a dual-stack user network; IPv4 only otherwise
-	Forwards  []Forward
+	// GuestIP is the IPv4 address QEMU's DHCP gives the VM (dhcpstart), in
+	// 10.0.2.0/24; "" is QEMU's 10.0.2.15. VMs that run at once need
+	// different ones: the host tells their kubelets apart by the Nodes'
+	// addresses (and their MACs, which follow from it, give different
+	// SLAAC IPv6 addresses).
+	GuestIP  string
+	Forwards []Forward
 	// HostForwards reach the guest from the host, e.g. the kubelet's port.
 	HostForwards []HostForward
 	Accel        Accel
 }
 
-// MAC is the VM's NIC's address.
-const MAC = "52:54:00:12:34:56"
+// defaultGuestIP is QEMU user networking's first DHCP address.
+const defaultGuestIP = "10.0.2.15"
+
+// guestIP is the VM's IPv4 address.
+func (c Config) guestIP() string {
+	if c.GuestIP == "" {
+		return defaultGuestIP
+	}
+	return c.GuestIP
+}
+
+// MAC is the VM's NIC's address: QEMU's prefix 52:54:00 and the last three
+// bytes of its IPv4 address, so VMs of different addresses differ in MAC too,
+// and in their SLAAC (EUI-64) IPv6 addresses.
+func (c Config) MAC() string {
+	a, err := netip.ParseAddr(c.guestIP())
+	if err != nil || !a.Is4() {
+		return "52:54:00:12:34:56" // Start refuses such a GuestIP
+	}
+	b := a.As4()
+	return fmt.Sprintf("52:54:00:%02x:%02x:%02x", b[1], b[2], b[3])
+}
+
+// checkNetwork refuses a GuestIP QEMU's user network cannot give the VM, or
+// one its forwards or QEMU's own services use.
+func (c Config) checkNetwork() error {
+	a, err := netip.ParseAddr(c.guestIP())
+	if err != nil || !a.Is4() || !userNet.Contains(a) {
+		return fmt.Errorf("guest IP %q is not an IPv4 address in %s", c.GuestIP, userNet)
+	}
+	if b := a.As4(); b[3] < 4 || b[3] == 255 {
+		return fmt.Errorf("guest IP %s is the network's, its gateway's, DNS server's or broadcast address", a)
+	}
+	for _, f := range c.Forwards {
+		if f.GuestAddr == a.String() {
+			return fmt.Errorf("guest IP %s is a forwarded address (port %d)", a, f.GuestPort)
+		}
+	}
+	return nil
+}
+
+// userNet is QEMU user networking's default IPv4 network.
+var userNet = netip.MustParsePrefix("10.0.2.0/24")
 
 // DefaultAppend boots the kit's kernel on the overlay with the serial console
 // the test logs, and eth0 as the image configures it.
@@ -73,13 +121,13 @@ type VM struct {
 // Args are QEMU's arguments for c, with its disks and sockets in c.Dir.
 func (c Config) Args() []string {
 	// ipv6=on alone would turn IPv4 off.
-	net := "user,id=n0,restrict=on,ipv4=on,ipv6=" + onOff(c.IPv6)
+	net := "user,id=n0,restrict=on,ipv4=on,ipv6=" + onOff(c.IPv6) + ",dhcpstart=" + c.guestIP()
 	for _, f := range c.Forwards {
 		// One socat per connection: a chardev target would take only the first.
 		net += fmt.Sprintf(",guestfwd=tcp:%s:%d-cmd:socat STDIO TCP:127.0.0.1:%d", f.GuestAddr, f.GuestPort, f.HostPort)
 	}
 	for _, f := range c.HostForwards {
-		net += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", f.HostPort, f.GuestPort)
+		net += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-%s:%d", f.HostPort, c.guestIP(), f.GuestPort)
 	}
 	appendLine := c.Append
 	if appendLine == "" {
@@ -95,7 +143,7 @@ func (c Config) Args() []string {
 		"-drive", "file=" + filepath.Join(c.Dir, "overlay.qcow2") + ",format=qcow2,if=virtio,cache=unsafe,discard=unmap",
 		"-drive", "if=virtio,format=raw,readonly=on,file.driver=vvfat,file.dir=" + filepath.Join(c.Dir, "seed") + ",file.label=cidata",
 		"-netdev", net,
-		"-device", "virtio-net-pci,netdev=n0,mac=" + MAC,
+		"-device", "virtio-net-pci,netdev=n0,mac=" + c.MAC(),
 		"-device", "virtio-rng-pci",
 		"-chardev", "socket,id=qga0,path=" + filepath.Join(c.Dir, "qga.sock") + ",server=on,wait=off",
 		"-device", "virtio-serial-pci",
@@ -114,6 +162,9 @@ func onOff(b bool) string {
 
 // Start writes the VM's disks and starts QEMU. ctx bounds the disk creation only.
 func Start(ctx context.Context, c Config) (*VM, error) {
+	if err := c.checkNetwork(); err != nil {
+		return nil, fmt.Errorf("vm %s: %w", c.Name, err)
+	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -13,32 +13,66 @@ func TestArgsNetwork(t *testing.T) {
 		HostForwards: []HostForward{{HostPort: 31002, GuestPort: 10250}},
 	}
 	for _, tc := range []struct {
-		ipv6 bool
-		want string
+		ipv6    bool
+		guestIP string
+		want    []string
 	}{
-		{false, "ipv6=off"},
-		{true, "ipv6=on"},
+		{false, "", []string{"ipv6=off", ",dhcpstart=10.0.2.15,", ",hostfwd=tcp:127.0.0.1:31002-10.0.2.15:10250"}},
+		{true, "10.0.2.16", []string{"ipv6=on", ",dhcpstart=10.0.2.16,", ",hostfwd=tcp:127.0.0.1:31002-10.0.2.16:10250"}},
 	} {
-		c.IPv6 = tc.ipv6
+		c.IPv6, c.GuestIP = tc.ipv6, tc.guestIP
 		args := c.Args()
 		i := slices.Index(args, "-netdev")
 		if i < 0 {
 			t.Fatalf("no -netdev in %q", args)
 		}
 		netdev := args[i+1]
-		for _, want := range []string{
+		for _, want := range append([]string{
 			"user,id=n0,restrict=on,ipv4=on,",
-			tc.want,
 			",guestfwd=tcp:10.0.2.100:6443-cmd:socat STDIO TCP:127.0.0.1:31000",
 			",guestfwd=tcp:10.0.2.100:8080-cmd:socat STDIO TCP:127.0.0.1:31001",
-			",hostfwd=tcp:127.0.0.1:31002-:10250",
-		} {
+		}, tc.want...) {
 			if !strings.Contains(netdev, want) {
 				t.Errorf("-netdev %q lacks %q", netdev, want)
 			}
 		}
 		if strings.Count(netdev, "guestfwd=") != 2 {
 			t.Errorf("-netdev %q: want 2 forwards", netdev)
+		}
+		if err := c.checkNetwork(); err != nil {
+			t.Errorf("guest IP %q: %v", tc.guestIP, err)
+		}
+	}
+}
+
+// VMs that run at once get their own addresses, and with them their own MACs
+// (hence SLAAC IPv6 addresses).
+func TestMACFollowsGuestIP(t *testing.T) {
+	macs := map[string]string{}
+	for _, ip := range []string{"", "10.0.2.16", "10.0.2.17"} {
+		c := Config{GuestIP: ip}
+		mac := c.MAC()
+		if other, ok := macs[mac]; ok {
+			t.Errorf("guest IPs %q and %q share MAC %s", other, ip, mac)
+		}
+		macs[mac] = ip
+		if !strings.HasPrefix(mac, "52:54:00:") || len(mac) != len("52:54:00:00:00:00") {
+			t.Errorf("guest IP %q: MAC %q", ip, mac)
+		}
+		if !strings.Contains(strings.Join(c.Args(), " "), "virtio-net-pci,netdev=n0,mac="+mac) {
+			t.Errorf("guest IP %q: the NIC is not given MAC %s", ip, mac)
+		}
+	}
+	if got := (Config{GuestIP: "10.0.2.16"}).MAC(); got != "52:54:00:00:02:10" {
+		t.Errorf("MAC of 10.0.2.16 = %s", got)
+	}
+}
+
+func TestCheckNetworkRefuses(t *testing.T) {
+	fwd := []Forward{{GuestAddr: "10.0.2.100", GuestPort: 6443, HostPort: 1}}
+	for _, ip := range []string{"10.0.3.15", "fec0::15", "10.0.2.2", "10.0.2.3", "10.0.2.255", "10.0.2.100", "box"} {
+		if err := (Config{GuestIP: ip, Forwards: fwd}).checkNetwork(); err == nil {
+			t.Errorf("guest IP %q: want an error", ip)
 		}
 	}
 }

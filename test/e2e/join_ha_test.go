@@ -369,12 +369,7 @@ type joinProcess struct {
 
 func newJoinProcess(t *testing.T, id string) *joinProcess {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	_ = l.Close()
+	port := strconv.Itoa(freePort(t))
 	cert, err := tls.LoadX509KeyPair(filepath.Join(env.pki, "front-proxy-client.crt"), filepath.Join(env.pki, "front-proxy-client.key"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,14 +25,7 @@ type osmProcess struct {
 // lease, with the harness's certificates and identity.
 func startReplica(t *testing.T, bin, lease, id string) *osmProcess {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	port := freePort(t)
 	kubeconfig := filepath.Join(env.dir, "osm-apiserver.kubeconfig")
 	if _, err := os.Stat(kubeconfig); err != nil {
 		kubeconfig = env.kubeconfig

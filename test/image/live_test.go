@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/osm-apiserver/osm-apiserver/test/internal/testenv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,12 +107,11 @@ func probe(url string, exited <-chan struct{}) error {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testenv.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = l.Close() }()
-	return itoa(int64(l.Addr().(*net.TCPAddr).Port))
+	return itoa(int64(port))
 }
 
 func toYAML(t *testing.T, o *unstructured.Unstructured) string {

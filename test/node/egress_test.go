@@ -82,12 +82,10 @@ func kubeletForward(b boot) ([]nodevm.HostForward, error) {
 	if !b.servingCSR {
 		return nil, nil
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	if err := kubelets.Add(b.node, port); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 // Package testenv holds what the end-to-end, image and node tests share:
 // finding the repository, running its scripts, reading the env files
-// hack/local-cluster.sh and hack/node-kit.sh write, and the ends of logs.
+// hack/local-cluster.sh and hack/node-kit.sh write, the ends of logs and free
+// ports.
 package testenv
 
 import (

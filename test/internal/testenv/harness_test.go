@@ -1,8 +1,10 @@
 package testenv
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -41,4 +43,16 @@ func TestTailLinesAndRepoRoot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "hack", "local-cluster.sh")); err != nil {
 		t.Errorf("RepoRoot = %s, which has no hack/local-cluster.sh: %v", root, err)
 	}
+}
+
+func TestFreePortCanBeListenedOn(t *testing.T) {
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatalf("port %d from FreePort: %v", port, err)
+	}
+	_ = l.Close()
 }

@@ -28,15 +28,7 @@ func TestServeFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOptions()
-			all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-			fss := o.Flags()
-			for _, name := range fss.Order {
-				all.AddFlagSet(fss.FlagSets[name])
-			}
-			if err := all.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			o := parseServe(t, tc.args...)
 			err := o.Validate()
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("unexpected error: %v", err)
@@ -98,15 +90,7 @@ func TestDelegationDefaults(t *testing.T) {
 			"--authorization-kubeconfig=/mgmt"}, wantAuthn: "/worker", wantZ: "/mgmt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOptions()
-			all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-			fss := o.Flags()
-			for _, name := range fss.Order {
-				all.AddFlagSet(fss.FlagSets[name])
-			}
-			if err := all.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			o := parseServe(t, tc.args...)
 			o.defaultDelegation()
 			if got := o.Authentication.RemoteKubeConfigFile; got != tc.wantAuthn {
 				t.Errorf("--authentication-kubeconfig %q, want %q", got, tc.wantAuthn)
@@ -116,4 +100,19 @@ func TestDelegationDefaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parseServe is serve's options after parsing args with all its flags.
+func parseServe(t *testing.T, args ...string) *Options {
+	t.Helper()
+	o := NewOptions()
+	all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fss := o.Flags()
+	for _, name := range fss.Order {
+		all.AddFlagSet(fss.FlagSets[name])
+	}
+	if err := all.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -50,3 +50,26 @@ func (r *readiness) Check(_ *http.Request) error {
 	}
 	return nil
 }
+
+// frontProxyCA reports ready once the CA that verifies kube-apiserver's
+// front-proxy client certificate is loaded. k8s.io/apiserver loads it from
+// kube-system/extension-apiserver-authentication by an informer that syncs
+// after the server already serves: until then a request kube-apiserver
+// proxies (every node's MachineJoin and boot report) is system:anonymous and
+// refused, so a replica must not take traffic before.
+type frontProxyCA struct {
+	ca interface{ CurrentCABundleContent() []byte }
+}
+
+var _ healthz.HealthChecker = frontProxyCA{}
+
+// Name implements healthz.HealthChecker.
+func (frontProxyCA) Name() string { return "front-proxy-ca" }
+
+// Check implements healthz.HealthChecker.
+func (f frontProxyCA) Check(_ *http.Request) error {
+	if len(f.ca.CurrentCABundleContent()) == 0 {
+		return fmt.Errorf("the front proxy's client CA (requestheader-client-ca-file) is not loaded yet")
+	}
+	return nil
+}

@@ -167,3 +167,18 @@ func unsyncedNamed(msg, name string) bool {
 	}
 	return false
 }
+
+type caBundle []byte
+
+func (c caBundle) CurrentCABundleContent() []byte { return c }
+
+// A replica is not ready while it cannot verify kube-apiserver's front
+// proxy: proxied requests would be system:anonymous.
+func TestNotReadyWithoutTheFrontProxyCA(t *testing.T) {
+	if err := (frontProxyCA{ca: caBundle(nil)}).Check(nil); err == nil || !strings.Contains(err.Error(), "front proxy") {
+		t.Errorf("without the CA: %v, want not ready", err)
+	}
+	if err := (frontProxyCA{ca: caBundle("-----BEGIN CERTIFICATE-----")}).Check(nil); err != nil {
+		t.Errorf("with the CA: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -228,7 +229,11 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, fmt.Errorf("failed to install osm.k8c.io: %w", err)
 	}
 	upstream := newUpstreamCheck(cfg.Clusters)
-	if err := generic.AddReadyzChecks(in.readiness(), upstream); err != nil {
+	checks := []healthz.HealthChecker{in.readiness(), upstream}
+	if rh := c.generic.Authentication.RequestHeaderConfig; rh != nil && rh.CAContentProvider != nil {
+		checks = append(checks, frontProxyCA{ca: rh.CAContentProvider})
+	}
+	if err := generic.AddReadyzChecks(checks...); err != nil {
 		return nil, err
 	}
 	leaders, err := in.leaderControllers(cfg)

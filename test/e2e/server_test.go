@@ -78,3 +78,12 @@ func get(t testing.TB, c *http.Client, path string) (int, string) {
 	}
 	return resp.StatusCode, string(body)
 }
+
+// A replica is ready only once it can verify kube-apiserver's front proxy
+// (pkg/server's front-proxy-ca check): before, proxied requests would be
+// system:anonymous.
+func TestReadyzChecksTheFrontProxyCA(t *testing.T) {
+	if _, body := get(t, osmHTTPClient(t, false), "/readyz?verbose"); !strings.Contains(body, "[+]front-proxy-ca ok") {
+		t.Errorf("/readyz?verbose has no front-proxy-ca check:\n%s", body)
+	}
+}
